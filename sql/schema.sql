@@ -1,0 +1,53 @@
+-- weave-server schema for MariaDB / MySQL (InnoDB).
+--
+-- `weave-admin db init` runs this file (it is compiled into the tool) on an
+-- empty database and records the version in weave_schema; later releases
+-- add numbered upgrade steps that `db init` / `db upgrade` apply in place.
+--
+-- Timestamps are integer centiseconds (seconds * 100) so that the wire
+-- format "1265402837.12" is exact. Record ids and collection names are
+-- VARBINARY so they compare case-sensitively (base64url ids differ only
+-- in case).
+
+CREATE TABLE IF NOT EXISTS weave_schema (
+  version INT NOT NULL,
+  installed BIGINT NOT NULL COMMENT 'seconds since the epoch'
+) ENGINE=InnoDB;
+
+CREATE TABLE IF NOT EXISTS users (
+  id INT UNSIGNED NOT NULL AUTO_INCREMENT,
+  username VARBINARY(32) NOT NULL COMMENT 'lower case, [a-z0-9._-]',
+  password_hash VARBINARY(255) NOT NULL COMMENT '$scrypt$..., or a legacy hash',
+  email VARCHAR(254) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  status TINYINT NOT NULL DEFAULT 1 COMMENT '1 enabled, 0 disabled',
+  quota_kb BIGINT NULL COMMENT 'NULL: quota_kb of weave.conf; 0: no quota',
+  node VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NULL
+    COMMENT 'storage node base URL; NULL: public_url of weave.conf',
+  alert TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL
+    COMMENT 'sent as X-Weave-Alert',
+  last_write BIGINT NOT NULL DEFAULT 0
+    COMMENT 'centiseconds; every new write is stamped strictly above it',
+  created BIGINT NOT NULL DEFAULT 0 COMMENT 'seconds since the epoch',
+  PRIMARY KEY (id),
+  UNIQUE KEY username (username)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE IF NOT EXISTS wbo (
+  user_id INT UNSIGNED NOT NULL,
+  collection VARBINARY(32) NOT NULL,
+  id VARBINARY(64) NOT NULL,
+  parentid VARBINARY(64) NULL,
+  predecessorid VARBINARY(64) NULL,
+  sortindex INT NULL COMMENT 'signed: -999999999 .. 999999999',
+  modified BIGINT NOT NULL COMMENT 'centiseconds',
+  payload MEDIUMBLOB NULL COMMENT 'the JSON string value, exactly as sent; NULL: never sent',
+  payload_size INT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'bytes, for quota',
+  expires BIGINT NOT NULL DEFAULT 9223372036854775807
+    COMMENT 'absolute expiry in centiseconds (ttl)',
+  PRIMARY KEY (user_id, collection, id),
+  KEY by_modified (user_id, collection, modified),
+  KEY by_sortindex (user_id, collection, sortindex),
+  KEY by_parentid (user_id, collection, parentid),
+  KEY by_predecessorid (user_id, collection, predecessorid),
+  KEY by_expires (expires)
+) ENGINE=InnoDB;

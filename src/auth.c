@@ -1,0 +1,238 @@
+/* auth.c - Basic credential parsing, e-mail names, the credential cache. */
+#include "auth.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+#include "request.h"
+#include "util.h"
+#include "validate.h"
+
+const char *auth_find_header(const struct request *req, const char **source)
+{
+	static const char *const names[] = {
+		"HTTP_AUTHORIZATION", "Authorization", "AUTHORIZATION",
+		"REDIRECT_HTTP_AUTHORIZATION",
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		const char *v = request_env(req, names[i]);
+		if (v != NULL && *v != '\0') {
+			if (source != NULL)
+				*source = names[i];
+			return v;
+		}
+	}
+	return NULL;
+}
+
+const char *auth_parse_status_text(enum auth_parse_status st)
+{
+	static const char *const text[AUTH_PARSE__MAX] = {
+		[AUTH_PARSE_OK] = "ok",
+		[AUTH_PARSE_MISSING] = "no Authorization header",
+		[AUTH_PARSE_NOT_BASIC] = "Authorization is not Basic",
+		[AUTH_PARSE_MALFORMED] = "malformed Basic credentials",
+		[AUTH_PARSE_TOO_LONG] = "Authorization header too long",
+	};
+	return st < AUTH_PARSE__MAX ? text[st] : "?";
+}
+
+size_t auth_password_to_utf8(const char *in, size_t len, char *out)
+{
+	if (validate_utf8(in, len)) {
+		memcpy(out, in, len);
+		out[len] = '\0';
+		return len;
+	}
+	size_t o = 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)in[i];
+		if (c < 0x80) {
+			out[o++] = (char)c;
+		} else {
+			out[o++] = (char)(0xc0 | (c >> 6));
+			out[o++] = (char)(0x80 | (c & 0x3f));
+		}
+	}
+	out[o] = '\0';
+	return o;
+}
+
+void auth_email_to_username(const char *email, size_t len, char out[33])
+{
+	static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
+	unsigned char lower[AUTH_USER_MAX + 1];
+	unsigned char digest[EVP_MAX_MD_SIZE];
+	unsigned int dlen = 0;
+
+	if (len > AUTH_USER_MAX)
+		len = AUTH_USER_MAX;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)email[i];
+		lower[i] = (c >= 'A' && c <= 'Z') ? (unsigned char)(c - 'A' + 'a') : c;
+	}
+	EVP_Digest(lower, len, digest, &dlen, EVP_sha1(), NULL);
+	/* 20 bytes = 160 bits = exactly 32 base32 digits, no padding. */
+	size_t o = 0;
+	uint32_t acc = 0;
+	int bits = 0;
+	for (unsigned i = 0; i < 20; i++) {
+		acc = (acc << 8) | digest[i];
+		bits += 8;
+		while (bits >= 5) {
+			out[o++] = alphabet[(acc >> (bits - 5)) & 31];
+			bits -= 5;
+		}
+	}
+	out[o] = '\0';
+}
+
+enum auth_parse_status auth_parse_basic(const char *header,
+					struct credentials *out)
+{
+	unsigned char decoded[AUTH_HEADER_MAX];
+	enum auth_parse_status st = AUTH_PARSE_MALFORMED;
+
+	memset(out, 0, sizeof *out);
+	if (header == NULL || *header == '\0')
+		return AUTH_PARSE_MISSING;
+	if (strncasecmp(header, "Basic", 5) != 0 ||
+	    (header[5] != ' ' && header[5] != '\t'))
+		return AUTH_PARSE_NOT_BASIC;
+	const char *b64 = header + 6;
+	while (*b64 == ' ' || *b64 == '\t')
+		b64++;
+	size_t len = strlen(b64);
+	while (len > 0 && (b64[len - 1] == ' ' || b64[len - 1] == '\t'))
+		len--;
+	if (len > AUTH_HEADER_MAX - 8)
+		return AUTH_PARSE_TOO_LONG;
+	if (len == 0 || len % 4 != 0)
+		return AUTH_PARSE_MALFORMED;
+	for (size_t i = 0; i < len; i++) {
+		char c = b64[i];
+		bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+			  (c >= '0' && c <= '9') || c == '+' || c == '/' ||
+			  (c == '=' && i >= len - 2);
+		if (!ok || (i == len - 2 && c == '=' && b64[len - 1] != '='))
+			return AUTH_PARSE_MALFORMED;
+	}
+	int n = EVP_DecodeBlock(decoded, (const unsigned char *)b64, (int)len);
+	if (n < 0)
+		return AUTH_PARSE_MALFORMED;
+	if (b64[len - 1] == '=')
+		n--;
+	if (b64[len - 2] == '=')
+		n--;
+	size_t dlen = (size_t)n;
+
+	if (memchr(decoded, '\0', dlen) != NULL)
+		goto done;
+	unsigned char *colon = memchr(decoded, ':', dlen);
+	if (colon == NULL || colon == decoded)
+		goto done;
+	size_t ulen = (size_t)(colon - decoded);
+	size_t plen = dlen - ulen - 1;
+	if (ulen > AUTH_USER_MAX || plen > AUTH_PASSWORD_MAX) {
+		st = AUTH_PARSE_TOO_LONG;
+		goto done;
+	}
+	if (memchr(decoded, '@', ulen) != NULL) {
+		auth_email_to_username((const char *)decoded, ulen, out->username);
+		out->username_len = 32;
+	} else {
+		memcpy(out->username, decoded, ulen);
+		out->username[ulen] = '\0';
+		ascii_lower(out->username);
+		out->username_len = ulen;
+	}
+	out->password_len =
+		auth_password_to_utf8((const char *)colon + 1, plen, out->password);
+	st = AUTH_PARSE_OK;
+done:
+	OPENSSL_cleanse(decoded, sizeof decoded);
+	if (st != AUTH_PARSE_OK)
+		auth_credentials_wipe(out);
+	return st;
+}
+
+void auth_credentials_wipe(struct credentials *c)
+{
+	OPENSSL_cleanse(c, sizeof *c);
+}
+
+/* ---- credential cache ------------------------------------------------ */
+
+#define CACHE_SLOTS 1024
+
+struct cache_entry {
+	unsigned char key[32];
+	time_t expires;
+};
+
+static struct cache_entry cache[CACHE_SLOTS];
+static unsigned char cache_secret[32];
+static long cache_ttl;
+static bool cache_ready;
+
+void auth_cache_init(long ttl_seconds)
+{
+	cache_ttl = ttl_seconds;
+	OPENSSL_cleanse(cache, sizeof cache);
+	cache_ready = ttl_seconds > 0 &&
+		      RAND_bytes(cache_secret, sizeof cache_secret) == 1;
+}
+
+static void cache_key(const char *stored_hash, const char *password, size_t len,
+		      unsigned char out[32])
+{
+	unsigned int outlen = 32;
+	/* HMAC over hash || NUL || password; the NUL keeps the fields apart. */
+	size_t hlen = strlen(stored_hash);
+	size_t total = hlen + 1 + len;
+	unsigned char *msg = xmalloc(total);
+	memcpy(msg, stored_hash, hlen);
+	msg[hlen] = '\0';
+	memcpy(msg + hlen + 1, password, len);
+	HMAC(EVP_sha256(), cache_secret, sizeof cache_secret, msg, total, out,
+	     &outlen);
+	OPENSSL_cleanse(msg, total);
+	free(msg);
+}
+
+bool auth_cache_lookup(const char *stored_hash, const char *password, size_t len)
+{
+	unsigned char key[32];
+	if (!cache_ready)
+		return false;
+	cache_key(stored_hash, password, len, key);
+	struct cache_entry *e = &cache[(key[0] | (key[1] << 8)) % CACHE_SLOTS];
+	bool hit = e->expires > time(NULL) &&
+		   bytes_equal_const_time(e->key, key, sizeof key);
+	OPENSSL_cleanse(key, sizeof key);
+	return hit;
+}
+
+void auth_cache_store(const char *stored_hash, const char *password, size_t len)
+{
+	unsigned char key[32];
+	if (!cache_ready)
+		return;
+	cache_key(stored_hash, password, len, key);
+	struct cache_entry *e = &cache[(key[0] | (key[1] << 8)) % CACHE_SLOTS];
+	memcpy(e->key, key, sizeof key);
+	e->expires = time(NULL) + cache_ttl;
+	OPENSSL_cleanse(key, sizeof key);
+}
+
+void auth_cache_clear(void)
+{
+	OPENSSL_cleanse(cache, sizeof cache);
+}

@@ -1,0 +1,323 @@
+/* config.c - table-driven parser for weave.conf. */
+#include "config.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+#include "buf.h"
+#include "util.h"
+
+enum key_type { KEY_STRING, KEY_INT, KEY_BOOL, KEY_LOG_LEVEL, KEY_URL };
+
+struct config_key {
+	const char *name;
+	enum key_type type;
+	size_t offset;
+	int64_t min, max;
+	bool secret;
+};
+
+#define KEY(name, type, min, max) \
+	{ #name, type, offsetof(struct config, name), min, max, false }
+
+/* The whole file format on one screen; defaults are in config_defaults(). */
+static const struct config_key config_keys[] = {
+	KEY(db_host, KEY_STRING, 0, 0),
+	KEY(db_port, KEY_INT, 1, 65535),
+	KEY(db_socket, KEY_STRING, 0, 0),
+	KEY(db_name, KEY_STRING, 0, 0),
+	KEY(db_user, KEY_STRING, 0, 0),
+	{ "db_password", KEY_STRING, offsetof(struct config, db_password), 0, 0, true },
+	KEY(db_connect_timeout, KEY_INT, 1, 600),
+	KEY(public_url, KEY_URL, 0, 0),
+	KEY(log_level, KEY_LOG_LEVEL, 0, 0),
+	KEY(retry_after, KEY_INT, 1, 86400),
+	KEY(backoff, KEY_INT, 0, 86400),
+	KEY(maintenance, KEY_BOOL, 0, 0),
+	KEY(quota_kb, KEY_INT, 0, INT64_C(1) << 40),
+	KEY(max_payload_bytes, KEY_INT, 1024, 16 * 1024 * 1024),
+	KEY(max_request_bytes, KEY_INT, 4096, 64 * 1024 * 1024),
+	KEY(max_post_records, KEY_INT, 1, 10000),
+	KEY(max_ids, KEY_INT, 1, 10000),
+	KEY(auth_cache_seconds, KEY_INT, 0, 86400),
+	KEY(password_cost, KEY_INT, 10, 20),
+	KEY(registration, KEY_BOOL, 0, 0),
+	{ "admin_secret", KEY_STRING, offsetof(struct config, admin_secret), 0, 0, true },
+};
+
+#define NKEYS (sizeof config_keys / sizeof config_keys[0])
+
+void config_defaults(struct config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->db_host = xstrdup("127.0.0.1");
+	cfg->db_port = 3306;
+	cfg->db_name = xstrdup("weave");
+	cfg->db_user = xstrdup("weave");
+	cfg->db_password = xstrdup("");
+	cfg->db_connect_timeout = 5;
+	cfg->public_url = NULL;
+	cfg->log_level = LOG_LEVEL_INFO;
+	cfg->retry_after = 600;
+	cfg->backoff = 0;
+	cfg->maintenance = false;
+	cfg->quota_kb = 0;
+	cfg->max_payload_bytes = 262144;
+	cfg->max_request_bytes = 2097152;
+	cfg->max_post_records = 100;
+	cfg->max_ids = 1000;
+	cfg->auth_cache_seconds = 300;
+	cfg->password_cost = 15;
+	cfg->registration = false;
+	cfg->admin_secret = NULL;
+}
+
+static const struct config_key *find_key(const char *name, size_t len)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (strlen(config_keys[i].name) == len &&
+		    memcmp(config_keys[i].name, name, len) == 0)
+			return &config_keys[i];
+	return NULL;
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+	static const char *const yes[] = { "on", "yes", "true", "1" };
+	static const char *const no[] = { "off", "no", "false", "0" };
+	for (size_t i = 0; i < 4; i++) {
+		if (strcmp(v, yes[i]) == 0) {
+			*out = true;
+			return 0;
+		}
+		if (strcmp(v, no[i]) == 0) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* A public URL must be absolute http(s) and is stored ending in '/'. */
+static char *normalise_url(const char *v)
+{
+	if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
+		return NULL;
+	for (const char *p = v; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == '"' || *p == '\\')
+			return NULL;
+	size_t len = strlen(v);
+	const char *host = strstr(v, "//") + 2;
+	if (*host == '\0' || *host == '/')
+		return NULL;
+	char *url = xmalloc(len + 2);
+	memcpy(url, v, len + 1);
+	if (url[len - 1] != '/') {
+		url[len] = '/';
+		url[len + 1] = '\0';
+	}
+	return url;
+}
+
+static int set_value(struct config *cfg, const struct config_key *key,
+		     const char *value, const char **why)
+{
+	char *field = (char *)cfg + key->offset;
+
+	switch (key->type) {
+	case KEY_STRING: {
+		char **slot = (char **)(void *)field;
+		if (*slot != NULL) {
+			OPENSSL_cleanse(*slot, strlen(*slot));
+			free(*slot);
+		}
+		*slot = xstrdup(value);
+		return 0;
+	}
+	case KEY_INT:
+		if (parse_int64(value, key->min, key->max,
+				(int64_t *)(void *)field) < 0) {
+			*why = "expected a whole number in range";
+			return -1;
+		}
+		return 0;
+	case KEY_BOOL:
+		if (parse_bool(value, (bool *)(void *)field) < 0) {
+			*why = "expected on or off";
+			return -1;
+		}
+		return 0;
+	case KEY_LOG_LEVEL:
+		if (log_level_parse(value, (enum log_level *)(void *)field) < 0) {
+			*why = "expected error, warn, info or debug";
+			return -1;
+		}
+		return 0;
+	case KEY_URL: {
+		char *url = normalise_url(value);
+		if (url == NULL) {
+			*why = "expected an absolute http:// or https:// URL";
+			return -1;
+		}
+		char **slot = (char **)(void *)field;
+		free(*slot);
+		*slot = url;
+		return 0;
+	}
+	}
+	*why = "internal error: unknown key type";
+	return -1;
+}
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+int config_parse(struct config *cfg, const char *name, const char *text,
+		 size_t len, char *err, size_t errlen)
+{
+	bool seen[NKEYS] = { false };
+	size_t line_no = 0;
+	const char *end = text + len;
+	const char *line = text;
+
+	while (line < end) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		const char *line_end = nl ? nl : end;
+		line_no++;
+
+		const char *p = line;
+		while (p < line_end && is_blank(*p))
+			p++;
+		const char *q = line_end;
+		while (q > p && is_blank(q[-1]))
+			q--;
+		if (p == q || *p == '#')
+			goto next;
+		if (memchr(p, '\0', (size_t)(q - p)) != NULL) {
+			snprintf(err, errlen, "%s:%zu: line contains a NUL byte",
+				 name, line_no);
+			return -1;
+		}
+
+		const char *eq = memchr(p, '=', (size_t)(q - p));
+		if (eq == NULL) {
+			snprintf(err, errlen, "%s:%zu: expected 'key = value'",
+				 name, line_no);
+			return -1;
+		}
+		const char *key_end = eq;
+		while (key_end > p && is_blank(key_end[-1]))
+			key_end--;
+		const char *v = eq + 1;
+		while (v < q && is_blank(*v))
+			v++;
+
+		const struct config_key *key = find_key(p, (size_t)(key_end - p));
+		if (key == NULL) {
+			snprintf(err, errlen, "%s:%zu: unknown key '%.*s'", name,
+				 line_no, (int)(key_end - p > 64 ? 64 : key_end - p), p);
+			return -1;
+		}
+		size_t index = (size_t)(key - config_keys);
+		if (seen[index]) {
+			snprintf(err, errlen, "%s:%zu: key '%s' is set twice", name,
+				 line_no, key->name);
+			return -1;
+		}
+		seen[index] = true;
+
+		char *value = xstrndup(v, (size_t)(q - v));
+		const char *why = NULL;
+		int rc = set_value(cfg, key, value, &why);
+		if (rc < 0) {
+			if (key->secret)
+				snprintf(err, errlen, "%s:%zu: key '%s': %s", name,
+					 line_no, key->name, why);
+			else
+				snprintf(err, errlen,
+					 "%s:%zu: key '%s': %s (got '%.64s')", name,
+					 line_no, key->name, why, value);
+		}
+		OPENSSL_cleanse(value, strlen(value));
+		free(value);
+		if (rc < 0)
+			return -1;
+next:
+		line = nl ? nl + 1 : end;
+	}
+	if (cfg->db_socket != NULL && cfg->db_socket[0] == '\0') {
+		free(cfg->db_socket);
+		cfg->db_socket = NULL;
+	}
+	if (cfg->admin_secret != NULL && cfg->admin_secret[0] == '\0') {
+		free(cfg->admin_secret);
+		cfg->admin_secret = NULL;
+	}
+	return 0;
+}
+
+int config_load(struct config *cfg, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	if (f == NULL) {
+		snprintf(err, errlen, "%s: cannot open config file: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	struct buf text;
+	buf_init(&text, 1024 * 1024);
+	char chunk[4096];
+	size_t n;
+	int rc = 0;
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+		if (buf_append(&text, chunk, n) < 0) {
+			snprintf(err, errlen, "%s: config file larger than 1 MiB",
+				 path);
+			rc = -1;
+			break;
+		}
+	}
+	if (rc == 0 && ferror(f)) {
+		snprintf(err, errlen, "%s: read error: %s", path, strerror(errno));
+		rc = -1;
+	}
+	fclose(f);
+	if (rc == 0)
+		rc = config_parse(cfg, path, text.data ? text.data : "", text.len,
+				  err, errlen);
+	buf_free_secret(&text);
+	return rc;
+}
+
+const char *config_path_from_env(void)
+{
+	const char *path = getenv("WEAVE_CONFIG");
+	return (path != NULL && *path != '\0') ? path : WEAVE_DEFAULT_CONFIG;
+}
+
+static void free_secret(char *s)
+{
+	if (s != NULL) {
+		OPENSSL_cleanse(s, strlen(s));
+		free(s);
+	}
+}
+
+void config_free(struct config *cfg)
+{
+	free(cfg->db_host);
+	free(cfg->db_socket);
+	free(cfg->db_name);
+	free(cfg->db_user);
+	free_secret(cfg->db_password);
+	free(cfg->public_url);
+	free_secret(cfg->admin_secret);
+	memset(cfg, 0, sizeof *cfg);
+}

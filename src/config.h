@@ -1,0 +1,73 @@
+/*
+ * config.h - the weave.conf file shared by weave.fcgi and weave-admin.
+ *
+ * Format: one "key = value" per line; blank lines and lines whose first
+ * non-blank character is '#' are ignored. The value is the rest of the
+ * line with surrounding blanks removed ('#' inside a value is kept, so
+ * passwords may contain it). Unknown keys, repeated keys and bad values
+ * are errors that name the file, the line and the key.
+ *
+ * Every key, its default and its meaning are listed in config_keys[]
+ * (config.c), and the README is written from it.
+ */
+#ifndef WEAVE_CONFIG_H
+#define WEAVE_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log.h"
+
+#ifndef WEAVE_DEFAULT_CONFIG
+#define WEAVE_DEFAULT_CONFIG "/usr/local/etc/weave/weave.conf"
+#endif
+
+struct config {
+	char *db_host;
+	int64_t db_port;
+	char *db_socket;
+	char *db_name;
+	char *db_user;
+	char *db_password;
+	int64_t db_connect_timeout;
+
+	char *public_url;
+	enum log_level log_level;
+
+	int64_t retry_after;
+	int64_t backoff;
+	bool maintenance;
+
+	int64_t quota_kb;
+	int64_t max_payload_bytes;
+	int64_t max_request_bytes;
+	int64_t max_post_records;
+	int64_t max_ids;
+
+	int64_t auth_cache_seconds;
+	int64_t password_cost;
+
+	bool registration;
+	char *admin_secret;
+};
+
+/* Fill *cfg with the defaults. */
+void config_defaults(struct config *cfg);
+
+/*
+ * Read path into *cfg (on top of the defaults). On error returns -1 and
+ * writes a one-line message ("FILE:LINE: key 'k': ...") to err.
+ */
+int config_load(struct config *cfg, const char *path, char *err, size_t errlen);
+
+/* Parse config text held in memory; name is used in messages. */
+int config_parse(struct config *cfg, const char *name, const char *text,
+		 size_t len, char *err, size_t errlen);
+
+/* The path to use: $WEAVE_CONFIG if set, else the compiled-in default. */
+const char *config_path_from_env(void);
+
+void config_free(struct config *cfg);
+
+#endif

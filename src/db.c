@@ -1,0 +1,446 @@
+/* db.c - connection, reconnection, transactions, cached prepared statements. */
+#include "db.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mysql.h>
+#include <errmsg.h>
+#include <mysqld_error.h>
+
+#include "config.h"
+#include "log.h"
+#include "util.h"
+
+#define STMT_CACHE_SIZE 96
+#define COLUMN_BUFFER 4096
+#define MAX_COLUMNS 32
+
+struct cached_stmt {
+	char *sql;
+	MYSQL_STMT *stmt;
+	uint64_t last_used;
+};
+
+static const struct config *db_cfg;
+static MYSQL *conn;
+static bool in_transaction;
+static struct cached_stmt stmt_cache[STMT_CACHE_SIZE];
+static uint64_t use_counter;
+static char last_error[512];
+
+const char *db_status_text(enum db_status st)
+{
+	static const char *const text[DB__MAX] = {
+		[DB_OK] = "ok",
+		[DB_NOT_FOUND] = "not found",
+		[DB_CONFLICT] = "conflict",
+		[DB_RETRY] = "deadlock, retry",
+		[DB_UNAVAILABLE] = "database unavailable",
+		[DB_ERROR] = "database error",
+	};
+	return st < DB__MAX ? text[st] : "?";
+}
+
+const char *db_last_error(void)
+{
+	return last_error;
+}
+
+void db_configure(const struct config *cfg)
+{
+	db_cfg = cfg;
+}
+
+bool db_is_connected(void)
+{
+	return conn != NULL;
+}
+
+bool db_in_transaction(void)
+{
+	return in_transaction;
+}
+
+static void forget_statements(void)
+{
+	for (size_t i = 0; i < STMT_CACHE_SIZE; i++) {
+		if (stmt_cache[i].stmt != NULL && conn != NULL)
+			mysql_stmt_close(stmt_cache[i].stmt);
+		free(stmt_cache[i].sql);
+		stmt_cache[i].sql = NULL;
+		stmt_cache[i].stmt = NULL;
+		stmt_cache[i].last_used = 0;
+	}
+}
+
+void db_disconnect(void)
+{
+	forget_statements();
+	if (conn != NULL)
+		mysql_close(conn);
+	conn = NULL;
+	in_transaction = false;
+}
+
+static bool is_connection_error(unsigned int err)
+{
+	switch (err) {
+	case CR_CONNECTION_ERROR:
+	case CR_CONN_HOST_ERROR:
+	case CR_SERVER_GONE_ERROR:
+	case CR_SERVER_LOST:
+	case CR_SERVER_LOST_EXTENDED:
+	case CR_COMMANDS_OUT_OF_SYNC:
+	case ER_SERVER_SHUTDOWN:
+	case ER_CONNECTION_KILLED:
+	case 4031: /* ER_CLIENT_INTERACTION_TIMEOUT */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Map a server error to a status; drops the connection when it is gone. */
+static enum db_status classify(unsigned int err, const char *message,
+			       const char *what)
+{
+	snprintf(last_error, sizeof last_error, "%s", message ? message : "");
+	if (is_connection_error(err)) {
+		log_warn("database connection lost during %s (%u: %s)", what, err,
+			 message ? message : "");
+		db_disconnect();
+		return DB_UNAVAILABLE;
+	}
+	if (err == ER_LOCK_DEADLOCK || err == ER_LOCK_WAIT_TIMEOUT) {
+		log_info("database %s: %s; will retry", what, message ? message : "");
+		return DB_RETRY;
+	}
+	if (err == ER_DUP_ENTRY)
+		return DB_CONFLICT;
+	log_error("database error during %s (%u: %s)", what, err,
+		  message ? message : "");
+	return DB_ERROR;
+}
+
+enum db_status db_connect(void)
+{
+	if (conn != NULL)
+		return DB_OK;
+	if (db_cfg == NULL)
+		return DB_UNAVAILABLE;
+	conn = mysql_init(NULL);
+	if (conn == NULL) {
+		log_error("mysql_init failed (out of memory)");
+		return DB_UNAVAILABLE;
+	}
+	unsigned int connect_timeout = (unsigned int)db_cfg->db_connect_timeout;
+	unsigned int io_timeout = 120;
+	my_bool no = 0;
+	mysql_options(conn, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout);
+	mysql_options(conn, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
+	mysql_options(conn, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
+	mysql_options(conn, MYSQL_OPT_RECONNECT, &no);
+	mysql_options(conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	mysql_options(conn, MYSQL_INIT_COMMAND,
+		      "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+	mysql_options(conn, MYSQL_INIT_COMMAND,
+		      "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,"
+		      "NO_ENGINE_SUBSTITUTION,ERROR_FOR_DIVISION_BY_ZERO'");
+	if (mysql_real_connect(conn, db_cfg->db_socket ? NULL : db_cfg->db_host,
+			       db_cfg->db_user, db_cfg->db_password,
+			       db_cfg->db_name, (unsigned int)db_cfg->db_port,
+			       db_cfg->db_socket, CLIENT_FOUND_ROWS) == NULL) {
+		snprintf(last_error, sizeof last_error, "%s", mysql_error(conn));
+		log_warn("cannot connect to database %s at %s:%lld as %s: %s",
+			 db_cfg->db_name,
+			 db_cfg->db_socket ? db_cfg->db_socket : db_cfg->db_host,
+			 (long long)db_cfg->db_port, db_cfg->db_user,
+			 mysql_error(conn));
+		mysql_close(conn);
+		conn = NULL;
+		return DB_UNAVAILABLE;
+	}
+	log_debug("connected to database %s", db_cfg->db_name);
+	return DB_OK;
+}
+
+static enum db_status exec_text_once(const char *sql)
+{
+	enum db_status st = db_connect();
+	if (st != DB_OK)
+		return st;
+	if (mysql_real_query(conn, sql, strlen(sql)) != 0)
+		return classify(mysql_errno(conn), mysql_error(conn), "statement");
+	/* Drain any result so the connection stays in sync. */
+	do {
+		MYSQL_RES *res = mysql_store_result(conn);
+		if (res != NULL)
+			mysql_free_result(res);
+	} while (mysql_next_result(conn) == 0);
+	if (mysql_errno(conn) != 0)
+		return classify(mysql_errno(conn), mysql_error(conn), "statement");
+	return DB_OK;
+}
+
+enum db_status db_exec_text(const char *sql)
+{
+	bool was_connected = conn != NULL;
+	bool was_in_transaction = in_transaction;
+	enum db_status st = exec_text_once(sql);
+	/* See db_run(): a stale idle connection gets one fresh try. */
+	if (st == DB_UNAVAILABLE && was_connected && !was_in_transaction)
+		st = exec_text_once(sql);
+	return st;
+}
+
+enum db_status db_begin(void)
+{
+	enum db_status st = db_exec_text("START TRANSACTION");
+	in_transaction = st == DB_OK;
+	return st;
+}
+
+enum db_status db_commit(void)
+{
+	if (!in_transaction)
+		return DB_OK;
+	in_transaction = false;
+	/* Never retried: a COMMIT on a fresh connection would commit nothing. */
+	return exec_text_once("COMMIT");
+}
+
+void db_rollback(void)
+{
+	if (!in_transaction || conn == NULL) {
+		in_transaction = false;
+		return;
+	}
+	in_transaction = false;
+	exec_text_once("ROLLBACK");
+}
+
+static MYSQL_STMT *statement_for(const char *sql, enum db_status *st)
+{
+	struct cached_stmt *victim = &stmt_cache[0];
+	for (size_t i = 0; i < STMT_CACHE_SIZE; i++) {
+		struct cached_stmt *c = &stmt_cache[i];
+		if (c->sql != NULL && strcmp(c->sql, sql) == 0) {
+			c->last_used = ++use_counter;
+			return c->stmt;
+		}
+		if (c->last_used < victim->last_used)
+			victim = c;
+	}
+	MYSQL_STMT *stmt = mysql_stmt_init(conn);
+	if (stmt == NULL) {
+		*st = classify(mysql_errno(conn), mysql_error(conn), "prepare");
+		return NULL;
+	}
+	if (mysql_stmt_prepare(stmt, sql, strlen(sql)) != 0) {
+		unsigned int err = mysql_stmt_errno(stmt);
+		char message[256];
+		snprintf(message, sizeof message, "%s", mysql_stmt_error(stmt));
+		mysql_stmt_close(stmt);
+		*st = classify(err, message, "prepare");
+		if (*st == DB_ERROR)
+			log_error("statement was: %.200s", sql);
+		return NULL;
+	}
+	if (victim->stmt != NULL)
+		mysql_stmt_close(victim->stmt);
+	free(victim->sql);
+	victim->sql = xstrdup(sql);
+	victim->stmt = stmt;
+	victim->last_used = ++use_counter;
+	return stmt;
+}
+
+static bool is_integer_type(enum enum_field_types t)
+{
+	return t == MYSQL_TYPE_TINY || t == MYSQL_TYPE_SHORT ||
+	       t == MYSQL_TYPE_LONG || t == MYSQL_TYPE_LONGLONG ||
+	       t == MYSQL_TYPE_INT24 || t == MYSQL_TYPE_YEAR;
+}
+
+struct column {
+	MYSQL_BIND bind;
+	my_bool is_null;
+	my_bool error;
+	unsigned long length;
+	int64_t i;
+	char small[COLUMN_BUFFER];
+	char *big; /* when a value does not fit in small */
+	size_t big_cap;
+};
+
+static enum db_status fetch_rows(MYSQL_STMT *stmt, MYSQL_RES *meta,
+				 db_row_fn row_fn, void *ctx)
+{
+	unsigned int ncols = mysql_num_fields(meta);
+	MYSQL_FIELD *fields = mysql_fetch_fields(meta);
+	enum db_status st = DB_OK;
+
+	if (ncols > MAX_COLUMNS) {
+		log_error("statement returns %u columns (max %d)", ncols, MAX_COLUMNS);
+		return DB_ERROR;
+	}
+	struct column *cols = xcalloc(ncols, sizeof *cols);
+	MYSQL_BIND binds[MAX_COLUMNS];
+	struct db_value values[MAX_COLUMNS];
+	memset(binds, 0, sizeof binds);
+	for (unsigned int c = 0; c < ncols; c++) {
+		MYSQL_BIND *b = &binds[c];
+		b->is_null = &cols[c].is_null;
+		b->error = &cols[c].error;
+		b->length = &cols[c].length;
+		if (is_integer_type(fields[c].type)) {
+			b->buffer_type = MYSQL_TYPE_LONGLONG;
+			b->buffer = &cols[c].i;
+			b->is_unsigned = 0;
+		} else {
+			b->buffer_type = MYSQL_TYPE_STRING;
+			b->buffer = cols[c].small;
+			b->buffer_length = COLUMN_BUFFER - 1;
+		}
+	}
+	if (mysql_stmt_bind_result(stmt, binds) != 0) {
+		st = classify(mysql_stmt_errno(stmt), mysql_stmt_error(stmt), "bind");
+		goto done;
+	}
+	bool stopped = false;
+	for (;;) {
+		int rc = mysql_stmt_fetch(stmt);
+		if (rc == MYSQL_NO_DATA)
+			break;
+		if (rc == 1) {
+			st = classify(mysql_stmt_errno(stmt), mysql_stmt_error(stmt),
+				      "fetch");
+			goto done;
+		}
+		if (stopped)
+			continue; /* drain so the connection stays usable */
+		for (unsigned int c = 0; c < ncols; c++) {
+			struct column *col = &cols[c];
+			struct db_value *v = &values[c];
+			memset(v, 0, sizeof *v);
+			v->is_null = col->is_null;
+			if (col->is_null)
+				continue;
+			if (binds[c].buffer_type == MYSQL_TYPE_LONGLONG) {
+				v->i = col->i;
+				continue;
+			}
+			if (col->length < COLUMN_BUFFER) {
+				col->small[col->length] = '\0';
+				v->s = col->small;
+			} else {
+				if (col->big_cap < col->length + 1) {
+					col->big = xrealloc(col->big, col->length + 1);
+					col->big_cap = col->length + 1;
+				}
+				MYSQL_BIND one;
+				memset(&one, 0, sizeof one);
+				one.buffer_type = MYSQL_TYPE_STRING;
+				one.buffer = col->big;
+				one.buffer_length = col->length;
+				if (mysql_stmt_fetch_column(stmt, &one, c, 0) != 0) {
+					st = classify(mysql_stmt_errno(stmt),
+						      mysql_stmt_error(stmt), "fetch column");
+					goto done;
+				}
+				col->big[col->length] = '\0';
+				v->s = col->big;
+			}
+			v->len = col->length;
+			/* A numeric text column (CAST ... AS CHAR) also gets its value. */
+			if (parse_int64(v->s, INT64_MIN, INT64_MAX, &v->i) < 0)
+				v->i = 0;
+		}
+		if (row_fn != NULL && row_fn(ctx, values, ncols) != 0)
+			stopped = true;
+	}
+done:
+	for (unsigned int c = 0; c < ncols; c++)
+		free(cols[c].big);
+	free(cols);
+	return st;
+}
+
+static enum db_status run_once(const char *sql, const struct db_param *params,
+			       size_t nparams, db_row_fn row_fn, void *ctx,
+			       uint64_t *affected)
+{
+	enum db_status st = DB_OK;
+	MYSQL_BIND binds[256];
+
+	MYSQL_STMT *stmt = statement_for(sql, &st);
+	if (stmt == NULL)
+		return st;
+	if (mysql_stmt_param_count(stmt) != nparams || nparams > 256) {
+		log_error("statement expects %lu parameters, got %zu: %.120s",
+			  mysql_stmt_param_count(stmt), nparams, sql);
+		return DB_ERROR;
+	}
+	memset(binds, 0, sizeof(MYSQL_BIND) * (nparams ? nparams : 1));
+	unsigned long lengths[256];
+	for (size_t i = 0; i < nparams; i++) {
+		const struct db_param *p = &params[i];
+		switch (p->type) {
+		case DB_PARAM_NULL:
+			binds[i].buffer_type = MYSQL_TYPE_NULL;
+			break;
+		case DB_PARAM_INT:
+			binds[i].buffer_type = MYSQL_TYPE_LONGLONG;
+			binds[i].buffer = (void *)&p->i;
+			break;
+		case DB_PARAM_STR:
+			binds[i].buffer_type = MYSQL_TYPE_STRING;
+			binds[i].buffer = (void *)(p->s ? p->s : "");
+			lengths[i] = (unsigned long)p->len;
+			binds[i].buffer_length = lengths[i];
+			binds[i].length = &lengths[i];
+			break;
+		}
+	}
+	if (nparams > 0 && mysql_stmt_bind_param(stmt, binds) != 0)
+		return classify(mysql_stmt_errno(stmt), mysql_stmt_error(stmt), "bind");
+	if (mysql_stmt_execute(stmt) != 0)
+		return classify(mysql_stmt_errno(stmt), mysql_stmt_error(stmt),
+				"execute");
+	MYSQL_RES *meta = mysql_stmt_result_metadata(stmt);
+	if (meta != NULL) {
+		st = fetch_rows(stmt, meta, row_fn, ctx);
+		mysql_free_result(meta);
+		if (conn != NULL)
+			mysql_stmt_free_result(stmt);
+	} else if (affected != NULL) {
+		*affected = mysql_stmt_affected_rows(stmt);
+	}
+	return st;
+}
+
+enum db_status db_run(const char *sql, const struct db_param *params,
+		      size_t nparams, db_row_fn row_fn, void *ctx,
+		      uint64_t *affected)
+{
+	bool was_connected = conn != NULL;
+	bool was_in_transaction = in_transaction;
+	enum db_status st = db_connect();
+	if (st != DB_OK)
+		return st;
+	st = run_once(sql, params, nparams, row_fn, ctx, affected);
+	/*
+	 * A connection that died while idle (the server restarted) fails on
+	 * first use. Outside a transaction nothing was half done, so
+	 * reconnect and run the statement again: the first request after
+	 * the database comes back succeeds.
+	 */
+	if (st == DB_UNAVAILABLE && was_connected && !was_in_transaction) {
+		st = db_connect();
+		if (st == DB_OK)
+			st = run_once(sql, params, nparams, row_fn, ctx, affected);
+	}
+	return st;
+}

@@ -1,0 +1,88 @@
+/*
+ * db.h - the one MariaDB connection of this process: connect and
+ * reconnect, transactions, and prepared statements with bound
+ * parameters only.
+ *
+ * SQL text comes only from the statement tables and fixed fragments in
+ * db_*.c; client data reaches the server only as bound parameters.
+ * Prepared statements are cached per connection by their text and
+ * dropped when the connection is lost.
+ *
+ * Every call returns an enum db_status; the storage layer maps it to its
+ * own callers and never exposes MariaDB error numbers.
+ */
+#ifndef WEAVE_DB_H
+#define WEAVE_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+struct config;
+
+enum db_status {
+	DB_OK,
+	DB_NOT_FOUND,   /* a lookup found no row */
+	DB_CONFLICT,    /* duplicate key */
+	DB_RETRY,       /* deadlock or lock wait timeout: run the transaction again */
+	DB_UNAVAILABLE, /* cannot reach the server; the connection was dropped */
+	DB_ERROR,       /* anything else (logged) */
+	DB__MAX
+};
+
+enum db_param_type { DB_PARAM_NULL, DB_PARAM_INT, DB_PARAM_STR };
+
+struct db_param {
+	enum db_param_type type;
+	int64_t i;
+	const char *s;
+	size_t len;
+};
+
+#define DB_INT(v) ((struct db_param){ .type = DB_PARAM_INT, .i = (int64_t)(v) })
+#define DB_STR(p, n) ((struct db_param){ .type = DB_PARAM_STR, .s = (p), .len = (n) })
+#define DB_CSTR(p) ((struct db_param){ .type = DB_PARAM_STR, .s = (p), .len = strlen(p) })
+#define DB_NULL ((struct db_param){ .type = DB_PARAM_NULL })
+
+/* One column of a fetched row. s is valid only during the row callback. */
+struct db_value {
+	bool is_null;
+	int64_t i;     /* integer columns */
+	const char *s; /* other columns: bytes, NUL-terminated */
+	size_t len;
+};
+
+/* Return 0 to go on, non-zero to stop fetching (the status stays DB_OK). */
+typedef int (*db_row_fn)(void *ctx, const struct db_value *row, size_t ncols);
+
+/* Remember the settings; connects lazily. */
+void db_configure(const struct config *cfg);
+/* Connect if not connected. DB_OK or DB_UNAVAILABLE. */
+enum db_status db_connect(void);
+bool db_is_connected(void);
+void db_disconnect(void);
+
+enum db_status db_begin(void);
+enum db_status db_commit(void);
+void db_rollback(void);
+bool db_in_transaction(void);
+
+/*
+ * Prepare (or reuse) sql, bind params, execute, and call row_fn for each
+ * row when the statement returns rows. *affected gets the affected-row
+ * count of a write (may be NULL).
+ */
+enum db_status db_run(const char *sql, const struct db_param *params,
+		      size_t nparams, db_row_fn row_fn, void *ctx,
+		      uint64_t *affected);
+
+/* Run text without parameters (DDL, schema scripts). */
+enum db_status db_exec_text(const char *sql);
+
+/* The last server error message (for weave-admin); never contains data. */
+const char *db_last_error(void);
+
+const char *db_status_text(enum db_status st);
+
+#endif

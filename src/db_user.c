@@ -1,0 +1,197 @@
+/* db_user.c - SQL for the users table. */
+#include "db_user.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util.h"
+
+enum user_stmt {
+	USER_GET,
+	USER_GET_SHARED,
+	USER_GET_EXCLUSIVE,
+	USER_EXISTS,
+	USER_INSERT,
+	USER_DELETE_RECORDS,
+	USER_DELETE,
+	USER_SET_PASSWORD,
+	USER_SET_LAST_WRITE,
+	USER_LIST,
+	USER_STMT__MAX
+};
+
+#define USER_COLUMNS \
+	"SELECT id, username, password_hash, email, status, quota_kb, node, " \
+	"alert, last_write, created FROM users WHERE username = ?"
+
+static const char *const user_sql[USER_STMT__MAX] = {
+	[USER_GET] = USER_COLUMNS,
+	[USER_GET_SHARED] = USER_COLUMNS " LOCK IN SHARE MODE",
+	[USER_GET_EXCLUSIVE] = USER_COLUMNS " FOR UPDATE",
+	[USER_EXISTS] = "SELECT 1 FROM users WHERE username = ?",
+	[USER_INSERT] = "INSERT INTO users (username, password_hash, email, "
+			"created) VALUES (?, ?, ?, ?)",
+	[USER_DELETE_RECORDS] = "DELETE FROM wbo WHERE user_id = ?",
+	[USER_DELETE] = "DELETE FROM users WHERE id = ?",
+	[USER_SET_PASSWORD] = "UPDATE users SET password_hash = ? WHERE id = ?",
+	[USER_SET_LAST_WRITE] = "UPDATE users SET last_write = ? WHERE id = ?",
+	[USER_LIST] =
+		"SELECT u.id, u.username, u.password_hash, u.email, u.status, "
+		"u.quota_kb, u.node, u.alert, u.last_write, u.created, "
+		"COUNT(w.id), CAST(COALESCE(SUM(w.payload_size), 0) AS SIGNED) "
+		"FROM users u LEFT JOIN wbo w ON w.user_id = u.id "
+		"GROUP BY u.id ORDER BY u.username",
+};
+
+static char *dup_value(const struct db_value *v)
+{
+	return v->is_null ? NULL : xstrndup(v->s, v->len);
+}
+
+static void fill_user(struct user *u, const struct db_value *row)
+{
+	memset(u, 0, sizeof *u);
+	u->id = row[0].i;
+	size_t n = row[1].len < sizeof u->username ? row[1].len
+						   : sizeof u->username - 1;
+	memcpy(u->username, row[1].s, n);
+	u->username[n] = '\0';
+	u->password_hash = dup_value(&row[2]);
+	u->email = dup_value(&row[3]);
+	u->status = (int)row[4].i;
+	u->quota_kb = row[5].is_null ? -1 : row[5].i;
+	u->node = dup_value(&row[6]);
+	u->alert = dup_value(&row[7]);
+	u->last_write = row[8].i;
+	u->created = row[9].i;
+}
+
+struct get_ctx {
+	struct user *out;
+	int found;
+};
+
+static int get_row(void *ctx, const struct db_value *row, size_t ncols)
+{
+	struct get_ctx *g = ctx;
+	(void)ncols;
+	fill_user(g->out, row);
+	g->found = 1;
+	return 1;
+}
+
+enum db_status db_user_get(const char *username, enum user_lock lock,
+			   struct user *out)
+{
+	static const enum user_stmt by_lock[] = {
+		[USER_LOCK_NONE] = USER_GET,
+		[USER_LOCK_SHARED] = USER_GET_SHARED,
+		[USER_LOCK_EXCLUSIVE] = USER_GET_EXCLUSIVE,
+	};
+	struct get_ctx g = { out, 0 };
+	struct db_param p[] = { DB_CSTR(username) };
+	memset(out, 0, sizeof *out);
+	enum db_status st = db_run(user_sql[by_lock[lock]], p, 1, get_row, &g, NULL);
+	if (st != DB_OK)
+		return st;
+	return g.found ? DB_OK : DB_NOT_FOUND;
+}
+
+static int exists_row(void *ctx, const struct db_value *row, size_t ncols)
+{
+	(void)row;
+	(void)ncols;
+	*(int *)ctx = 1;
+	return 1;
+}
+
+enum db_status db_user_exists(const char *username, int *exists)
+{
+	struct db_param p[] = { DB_CSTR(username) };
+	*exists = 0;
+	return db_run(user_sql[USER_EXISTS], p, 1, exists_row, exists, NULL);
+}
+
+enum db_status db_user_create(const char *username, const char *password_hash,
+			      const char *email, int64_t *id)
+{
+	struct db_param p[] = {
+		DB_CSTR(username),
+		DB_CSTR(password_hash),
+		email ? DB_CSTR(email) : DB_NULL,
+		DB_INT(time(NULL)),
+	};
+	enum db_status st = db_run(user_sql[USER_INSERT], p, 4, NULL, NULL, NULL);
+	if (st == DB_OK && id != NULL) {
+		struct user u;
+		st = db_user_get(username, USER_LOCK_NONE, &u);
+		*id = u.id;
+		user_free(&u);
+	}
+	return st;
+}
+
+enum db_status db_user_delete(int64_t id)
+{
+	struct db_param p[] = { DB_INT(id) };
+	enum db_status st = db_run(user_sql[USER_DELETE_RECORDS], p, 1, NULL, NULL, NULL);
+	if (st != DB_OK)
+		return st;
+	uint64_t affected = 0;
+	st = db_run(user_sql[USER_DELETE], p, 1, NULL, NULL, &affected);
+	if (st == DB_OK && affected == 0)
+		return DB_NOT_FOUND;
+	return st;
+}
+
+enum db_status db_user_set_password(int64_t id, const char *password_hash)
+{
+	struct db_param p[] = { DB_CSTR(password_hash), DB_INT(id) };
+	uint64_t affected = 0;
+	enum db_status st = db_run(user_sql[USER_SET_PASSWORD], p, 2, NULL, NULL,
+				   &affected);
+	if (st == DB_OK && affected == 0)
+		return DB_NOT_FOUND;
+	return st;
+}
+
+enum db_status db_user_set_last_write(int64_t id, int64_t timestamp)
+{
+	struct db_param p[] = { DB_INT(timestamp), DB_INT(id) };
+	return db_run(user_sql[USER_SET_LAST_WRITE], p, 2, NULL, NULL, NULL);
+}
+
+struct list_ctx {
+	db_user_fn fn;
+	void *ctx;
+};
+
+static int list_row(void *ctx, const struct db_value *row, size_t ncols)
+{
+	struct list_ctx *l = ctx;
+	struct user u;
+	(void)ncols;
+	fill_user(&u, row);
+	int rc = l->fn(l->ctx, &u, row[10].i, row[11].i);
+	user_free(&u);
+	return rc;
+}
+
+enum db_status db_user_list(db_user_fn fn, void *ctx)
+{
+	struct list_ctx l = { fn, ctx };
+	return db_run(user_sql[USER_LIST], NULL, 0, list_row, &l, NULL);
+}
+
+void user_free(struct user *u)
+{
+	free(u->password_hash);
+	free(u->email);
+	free(u->node);
+	free(u->alert);
+	u->password_hash = NULL;
+	u->email = NULL;
+	u->node = NULL;
+	u->alert = NULL;
+}

@@ -1,0 +1,83 @@
+/* log.c - leveled one-line log records with request context on stderr. */
+#include "log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const level_names[LOG_LEVEL__MAX] = {
+	[LOG_LEVEL_ERROR] = "error",
+	[LOG_LEVEL_WARN] = "warn",
+	[LOG_LEVEL_INFO] = "info",
+	[LOG_LEVEL_DEBUG] = "debug",
+};
+
+static enum log_level current_level = LOG_LEVEL_INFO;
+static const char *program = "weave";
+static unsigned long current_request;
+static char current_user[64];
+
+int log_level_parse(const char *name, enum log_level *level)
+{
+	for (int i = 0; i < LOG_LEVEL__MAX; i++) {
+		if (strcmp(name, level_names[i]) == 0) {
+			*level = (enum log_level)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+void log_set_level(enum log_level level)
+{
+	current_level = level;
+}
+
+enum log_level log_get_level(void)
+{
+	return current_level;
+}
+
+void log_set_program(const char *name)
+{
+	program = name;
+}
+
+void log_set_request(unsigned long request_id, const char *user)
+{
+	current_request = request_id;
+	current_user[0] = '\0';
+	if (user != NULL)
+		snprintf(current_user, sizeof current_user, "%s", user);
+}
+
+void log_clear_request(void)
+{
+	current_request = 0;
+	current_user[0] = '\0';
+}
+
+void log_msg(enum log_level level, const char *fmt, ...)
+{
+	char message[1024];
+	va_list ap;
+
+	if (level > current_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof message, fmt, ap);
+	va_end(ap);
+	/* Keep one record per line whatever the message holds. */
+	for (char *p = message; *p != '\0'; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	if (current_request != 0)
+		fprintf(stderr, "%s[%ld] %s req=%lu user=%s: %s\n", program,
+			(long)getpid(), level_names[level], current_request,
+			current_user[0] ? current_user : "-", message);
+	else
+		fprintf(stderr, "%s[%ld] %s: %s\n", program, (long)getpid(),
+			level_names[level], message);
+	fflush(stderr);
+}

@@ -1,0 +1,39 @@
+/*
+ * log.h - one-line log records on stderr (Apache's error log under
+ * mod_fcgid): "weave[pid] LEVEL req=ID user=NAME: message".
+ *
+ * The request context (id, user) is set by the dispatcher for the
+ * duration of one request and cleared afterwards. Never log passwords,
+ * payloads or Authorization headers.
+ */
+#ifndef WEAVE_LOG_H
+#define WEAVE_LOG_H
+
+enum log_level {
+	LOG_LEVEL_ERROR,
+	LOG_LEVEL_WARN,
+	LOG_LEVEL_INFO,
+	LOG_LEVEL_DEBUG,
+	LOG_LEVEL__MAX
+};
+
+/* Returns 0 and sets *level for "error", "warn", "info" or "debug", else -1. */
+int log_level_parse(const char *name, enum log_level *level);
+void log_set_level(enum log_level level);
+enum log_level log_get_level(void);
+/* Name printed as the program in each line (default "weave"). */
+void log_set_program(const char *name);
+
+/* Request context; user may be NULL. The strings are copied. */
+void log_set_request(unsigned long request_id, const char *user);
+void log_clear_request(void);
+
+void log_msg(enum log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define log_error(...) log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)
+#define log_warn(...) log_msg(LOG_LEVEL_WARN, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__)
+
+#endif

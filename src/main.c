@@ -1,0 +1,119 @@
+/* main.c - weave.fcgi: config, then accept → dispatch → send → free, forever. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <fcgiapp.h>
+
+#include "auth.h"
+#include "config.h"
+#include "db.h"
+#include "log.h"
+#include "request.h"
+#include "response.h"
+#include "route.h"
+
+extern char **environ;
+
+static struct config cfg;
+static char config_error[512];
+static bool config_ok;
+
+static long read_fcgi(void *ctx, char *buf, size_t len)
+{
+	int n = FCGX_GetStr(buf, len > 65536 ? 65536 : (int)len, ctx);
+	return n;
+}
+
+static int write_fcgi(void *ctx, const char *data, size_t len)
+{
+	while (len > 0) {
+		int chunk = len > 1 << 20 ? 1 << 20 : (int)len;
+		if (FCGX_PutStr(data, chunk, ctx) != chunk)
+			return -1;
+		data += chunk;
+		len -= (size_t)chunk;
+	}
+	return 0;
+}
+
+static long read_stdin(void *ctx, char *buf, size_t len)
+{
+	(void)ctx;
+	size_t n = fread(buf, 1, len, stdin);
+	return n == 0 ? -1 : (long)n;
+}
+
+static int write_stdout(void *ctx, const char *data, size_t len)
+{
+	(void)ctx;
+	return fwrite(data, 1, len, stdout) == len ? 0 : -1;
+}
+
+static void serve_one(unsigned long id, char **env, request_read_fn reader,
+		      void *read_ctx, response_write_fn writer, void *write_ctx)
+{
+	struct request req;
+	struct response resp;
+
+	request_init(&req, id, env);
+	req.cfg = &cfg;
+	req.read_body = reader;
+	req.read_ctx = read_ctx;
+	response_init(&resp);
+	log_set_request(id, NULL);
+
+	if (config_ok) {
+		route_dispatch(&req, &resp);
+	} else {
+		log_error("not serving: %s", config_error);
+		resp.retry_after = 600;
+		resp_error(&resp, 503, WEAVE_ERR_NONE);
+	}
+	log_debug("%s %s -> %d", req.method_name ? req.method_name : "?",
+		  request_env(&req, "REQUEST_URI") ? request_env(&req, "REQUEST_URI")
+						    : "", resp.status);
+	const char *method = request_env(&req, "REQUEST_METHOD");
+	if (response_send(&resp, writer, write_ctx,
+			  method != NULL && strcmp(method, "HEAD") == 0) < 0)
+		log_warn("client went away before the response was written");
+	response_free(&resp);
+	request_free(&req);
+	log_clear_request();
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	config_defaults(&cfg);
+	const char *path = config_path_from_env();
+	config_ok = config_load(&cfg, path, config_error, sizeof config_error) == 0;
+	if (config_ok) {
+		log_set_level(cfg.log_level);
+		db_configure(&cfg);
+		auth_cache_init((long)cfg.auth_cache_seconds);
+		log_info("weave.fcgi started with %s", path);
+	} else {
+		log_error("%s", config_error);
+	}
+
+	if (FCGX_IsCGI()) {
+		serve_one(1, environ, read_stdin, NULL, write_stdout, NULL);
+		fflush(stdout);
+	} else {
+		FCGX_Request fr;
+		unsigned long served = 0;
+		FCGX_Init();
+		FCGX_InitRequest(&fr, 0, 0);
+		while (FCGX_Accept_r(&fr) >= 0) {
+			serve_one(++served, fr.envp, read_fcgi, fr.in, write_fcgi,
+				  fr.out);
+			FCGX_Finish_r(&fr);
+		}
+	}
+	db_disconnect();
+	config_free(&cfg);
+	return 0;
+}

@@ -1,0 +1,228 @@
+/* password.c - scrypt hashes, legacy hash verification, strength rule. */
+#include "password.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include "util.h"
+
+#define SALT_LEN 16
+#define KEY_LEN 32
+#define SCRYPT_R 8
+#define SCRYPT_P 1
+
+static int scrypt_derive(const char *password, size_t len, const unsigned char *salt,
+			 size_t salt_len, int log2_n, int r, int p,
+			 unsigned char *key, size_t key_len)
+{
+	uint64_t n = UINT64_C(1) << log2_n;
+	uint64_t maxmem = 2 * 128 * (uint64_t)r * n * (uint64_t)p + (1u << 20);
+	if (EVP_PBE_scrypt(password, len, salt, salt_len, n, (uint64_t)r,
+			   (uint64_t)p, maxmem, key, key_len) != 1)
+		return -1;
+	return 0;
+}
+
+int password_hash(const char *password, size_t len, int log2_n, char *out,
+		  size_t outlen)
+{
+	unsigned char salt[SALT_LEN], key[KEY_LEN];
+	unsigned char salt64[32], key64[64];
+	int rc = -1;
+
+	if (RAND_bytes(salt, sizeof salt) != 1)
+		goto done;
+	if (scrypt_derive(password, len, salt, sizeof salt, log2_n, SCRYPT_R,
+			  SCRYPT_P, key, sizeof key) < 0)
+		goto done;
+	EVP_EncodeBlock(salt64, salt, sizeof salt);
+	EVP_EncodeBlock(key64, key, sizeof key);
+	if ((size_t)snprintf(out, outlen, "$scrypt$ln=%d,r=%d,p=%d$%s$%s", log2_n,
+			     SCRYPT_R, SCRYPT_P, salt64, key64) >= outlen)
+		goto done;
+	rc = 0;
+done:
+	OPENSSL_cleanse(key, sizeof key);
+	return rc;
+}
+
+/* Strict base64 decode; returns decoded length or -1. */
+static int base64_decode(const char *in, unsigned char *out, size_t outcap)
+{
+	size_t len = strlen(in);
+	if (len == 0 || len % 4 != 0 || len / 4 * 3 > outcap)
+		return -1;
+	int n = EVP_DecodeBlock(out, (const unsigned char *)in, (int)len);
+	if (n < 0)
+		return -1;
+	if (in[len - 1] == '=')
+		n--;
+	if (in[len - 2] == '=')
+		n--;
+	return n;
+}
+
+/* Read "<name>=<int>" followed by `stop`; advances *p past `stop`. */
+static int read_param(const char **p, const char *name, char stop, int max,
+		      int *out)
+{
+	size_t nlen = strlen(name);
+	char digits[8];
+	if (strncmp(*p, name, nlen) != 0 || (*p)[nlen] != '=')
+		return -1;
+	const char *v = *p + nlen + 1;
+	const char *end = strchr(v, stop);
+	if (end == NULL || end == v || (size_t)(end - v) >= sizeof digits)
+		return -1;
+	memcpy(digits, v, (size_t)(end - v));
+	digits[end - v] = '\0';
+	int64_t value;
+	if (parse_int64(digits, 1, max, &value) < 0)
+		return -1;
+	*out = (int)value;
+	*p = end + 1;
+	return 0;
+}
+
+static enum password_verdict verify_scrypt(const char *password, size_t len,
+					   const char *stored, int want_log2_n)
+{
+	int log2_n, r, p;
+	char salt64[64], key64[128];
+	unsigned char salt[64], key[96], derived[96];
+	const char *rest = stored + strlen("$scrypt$");
+
+	if (read_param(&rest, "ln", ',', 22, &log2_n) < 0 ||
+	    read_param(&rest, "r", ',', 32, &r) < 0 ||
+	    read_param(&rest, "p", '$', 16, &p) < 0)
+		return PASSWORD_BAD_HASH;
+	const char *dollar = strchr(rest, '$');
+	size_t key64_len = dollar ? strlen(dollar + 1) : 0;
+	if (dollar == NULL || (size_t)(dollar - rest) >= sizeof salt64 ||
+	    key64_len >= sizeof key64)
+		return PASSWORD_BAD_HASH;
+	memcpy(salt64, rest, (size_t)(dollar - rest));
+	salt64[dollar - rest] = '\0';
+	memcpy(key64, dollar + 1, key64_len + 1);
+	int salt_len = base64_decode(salt64, salt, sizeof salt);
+	int key_len = base64_decode(key64, key, sizeof key);
+	if (salt_len <= 0 || key_len < 16)
+		return PASSWORD_BAD_HASH;
+	if (scrypt_derive(password, len, salt, (size_t)salt_len, log2_n, r, p,
+			  derived, (size_t)key_len) < 0)
+		return PASSWORD_BAD_HASH;
+	bool same = bytes_equal_const_time(derived, key, (size_t)key_len);
+	OPENSSL_cleanse(derived, sizeof derived);
+	if (!same)
+		return PASSWORD_MISMATCH;
+	return log2_n < want_log2_n ? PASSWORD_OK_REHASH : PASSWORD_OK;
+}
+
+static bool is_hex_md5(const char *s)
+{
+	if (strlen(s) != 32)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') ||
+		      (*s >= 'A' && *s <= 'F')))
+			return false;
+	return true;
+}
+
+static enum password_verdict verify_md5(const char *password, size_t len,
+					const char *stored)
+{
+	unsigned char digest[EVP_MAX_MD_SIZE];
+	unsigned int dlen = 0;
+	char hex[33];
+
+	if (EVP_Digest(password, len, digest, &dlen, EVP_md5(), NULL) != 1)
+		return PASSWORD_BAD_HASH;
+	for (unsigned i = 0; i < 16; i++)
+		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+	char lower[33];
+	memcpy(lower, stored, 33);
+	ascii_lower(lower);
+	return bytes_equal_const_time(hex, lower, 32) ? PASSWORD_OK_REHASH
+						       : PASSWORD_MISMATCH;
+}
+
+/* {SSHA} / {SSHA-256}: base64(digest(password || salt) || salt). */
+static enum password_verdict verify_ssha(const char *password, size_t len,
+					 const char *b64, const EVP_MD *md)
+{
+	unsigned char raw[512], digest[EVP_MAX_MD_SIZE];
+	unsigned int dlen = 0;
+	size_t mdlen = (size_t)EVP_MD_get_size(md);
+	int n = base64_decode(b64, raw, sizeof raw);
+	if (n <= (int)mdlen)
+		return PASSWORD_BAD_HASH;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	if (ctx == NULL)
+		return PASSWORD_BAD_HASH;
+	int ok = EVP_DigestInit_ex(ctx, md, NULL) == 1 &&
+		 EVP_DigestUpdate(ctx, password, len) == 1 &&
+		 EVP_DigestUpdate(ctx, raw + mdlen, (size_t)n - mdlen) == 1 &&
+		 EVP_DigestFinal_ex(ctx, digest, &dlen) == 1;
+	EVP_MD_CTX_free(ctx);
+	if (!ok)
+		return PASSWORD_BAD_HASH;
+	return bytes_equal_const_time(digest, raw, mdlen) ? PASSWORD_OK_REHASH
+							   : PASSWORD_MISMATCH;
+}
+
+enum password_verdict password_verify(const char *password, size_t len,
+				      const char *stored, int want_log2_n)
+{
+	if (stored == NULL)
+		return PASSWORD_BAD_HASH;
+	if (strncmp(stored, "$scrypt$", 8) == 0)
+		return verify_scrypt(password, len, stored, want_log2_n);
+	if (strncmp(stored, "{SSHA-256}", 10) == 0)
+		return verify_ssha(password, len, stored + 10, EVP_sha256());
+	if (strncmp(stored, "{SSHA}", 6) == 0)
+		return verify_ssha(password, len, stored + 6, EVP_sha1());
+	if (is_hex_md5(stored))
+		return verify_md5(password, len, stored);
+	return PASSWORD_BAD_HASH;
+}
+
+static void trim(const char **s, size_t *len)
+{
+	while (*len > 0 && (**s == ' ' || **s == '\t' || **s == '\n' || **s == '\r')) {
+		(*s)++;
+		(*len)--;
+	}
+	while (*len > 0 && ((*s)[*len - 1] == ' ' || (*s)[*len - 1] == '\t' ||
+			    (*s)[*len - 1] == '\n' || (*s)[*len - 1] == '\r'))
+		(*len)--;
+}
+
+int password_is_strong(const char *password, size_t len, const char *username)
+{
+	if (len < 8)
+		return 0;
+	if (username == NULL)
+		return 1;
+	const char *p = password, *u = username;
+	size_t plen = len, ulen = strlen(username);
+	trim(&p, &plen);
+	trim(&u, &ulen);
+	if (plen != ulen)
+		return 1;
+	for (size_t i = 0; i < plen; i++) {
+		char a = p[i], b = u[i];
+		if (a >= 'A' && a <= 'Z')
+			a = (char)(a - 'A' + 'a');
+		if (b >= 'A' && b <= 'Z')
+			b = (char)(b - 'A' + 'a');
+		if (a != b)
+			return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,481 @@
+/* route.c - the route table, the gate and the transaction around a handler. */
+#include "route.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+#include "auth.h"
+#include "config.h"
+#include "db_user.h"
+#include "log.h"
+#include "password.h"
+#include "storage_api.h"
+#include "util.h"
+#include "validate.h"
+
+#define ANY METHOD__MAX
+#define MAX_DEADLOCK_RETRIES 5
+
+struct route {
+	enum http_method method; /* ANY matches every method */
+	const char *pattern;
+	route_handler handler;
+	unsigned flags;
+};
+
+/*
+ * The whole API on one screen. Patterns are '/'-separated tokens:
+ * {sver} = 1 | 1.0 | 1.1, {user}, {coll}, {id} capture one segment,
+ * '*' matches one or more segments, anything else is literal. The first
+ * row whose pattern and method match wins; a pattern that matches with
+ * the wrong method falls through to the catch-all rows below it.
+ */
+static const struct route routes[] = {
+	{ METHOD_GET, "{sver}/{user}/info/collections", storage_info_collections,
+	  NEEDS_AUTH | USER_MUST_MATCH },
+	{ METHOD_GET, "{sver}/{user}/info/collection_counts",
+	  storage_info_collection_counts, NEEDS_AUTH | USER_MUST_MATCH },
+	{ METHOD_GET, "{sver}/{user}/info/quota", storage_info_quota,
+	  NEEDS_AUTH | USER_MUST_MATCH },
+	{ METHOD_GET, "{sver}/{user}/info/collection_usage",
+	  storage_info_collection_usage, NEEDS_AUTH | USER_MUST_MATCH },
+	{ ANY, "{sver}/{user}/info", storage_illegal_method, 0 },
+	{ ANY, "{sver}/{user}/info/*", storage_illegal_method, 0 },
+	{ ANY, "{sver}/{user}/*", storage_unsupported_function, 0 },
+};
+
+#define NROUTES (sizeof routes / sizeof routes[0])
+
+struct match {
+	const char *user;
+	const char *collection;
+	const char *record_id;
+	size_t user_len, collection_len, record_id_len;
+};
+
+static bool match_pattern(const char *pattern, const struct request *req,
+			  struct match *m)
+{
+	size_t seg = 0;
+	const char *p = pattern;
+
+	memset(m, 0, sizeof *m);
+	while (*p != '\0') {
+		const char *slash = strchr(p, '/');
+		size_t tlen = slash ? (size_t)(slash - p) : strlen(p);
+		if (tlen == 1 && p[0] == '*')
+			return seg < req->nsegments;
+		if (seg >= req->nsegments)
+			return false;
+		const char *s = req->segments[seg];
+		size_t slen = req->segment_lens[seg];
+		if (tlen == 6 && memcmp(p, "{sver}", 6) == 0) {
+			if (strcmp(s, "1.0") != 0 && strcmp(s, "1") != 0 &&
+			    strcmp(s, "1.1") != 0)
+				return false;
+		} else if (tlen == 6 && memcmp(p, "{uver}", 6) == 0) {
+			if (strcmp(s, "1.0") != 0 && strcmp(s, "1") != 0)
+				return false;
+		} else if (tlen == 6 && memcmp(p, "{user}", 6) == 0) {
+			m->user = s;
+			m->user_len = slen;
+		} else if (tlen == 6 && memcmp(p, "{coll}", 6) == 0) {
+			m->collection = s;
+			m->collection_len = slen;
+		} else if (tlen == 4 && memcmp(p, "{id}", 4) == 0) {
+			m->record_id = s;
+			m->record_id_len = slen;
+		} else if (tlen != slen || memcmp(p, s, tlen) != 0) {
+			return false;
+		}
+		seg++;
+		p = slash ? slash + 1 : p + tlen;
+	}
+	return seg == req->nsegments;
+}
+
+/* The first route for this path and method, or NULL; *path_known if any pattern matched. */
+static const struct route *find_route(const struct request *req, struct match *m)
+{
+	for (size_t i = 0; i < NROUTES; i++) {
+		if (!match_pattern(routes[i].pattern, req, m))
+			continue;
+		if (routes[i].method == ANY || routes[i].method == req->method)
+			return &routes[i];
+	}
+	return NULL;
+}
+
+/* Is there a row for this path under some other method? */
+static bool path_known(const struct request *req)
+{
+	struct match m;
+	for (size_t i = 0; i < NROUTES; i++)
+		if (match_pattern(routes[i].pattern, req, &m))
+			return true;
+	return false;
+}
+
+/* Validate and store the captured path fields; answers 400 on a bad one. */
+static int take_path_fields(struct request *req, struct response *resp,
+			    const struct match *m)
+{
+	if (m->user != NULL) {
+		char *user = (char *)m->user;
+		if (memchr(user, '@', m->user_len) != NULL) {
+			char mapped[33];
+			auth_email_to_username(user, m->user_len, mapped);
+			/* Segments are ours: replace in place (mapped is never longer
+			 * than an e-mail that contains '@' plus 31 bytes; reallocate). */
+			for (size_t i = 0; i < req->nsegments; i++) {
+				if (req->segments[i] == m->user) {
+					free(req->segments[i]);
+					req->segments[i] = xstrdup(mapped);
+					req->segment_lens[i] = 32;
+					user = req->segments[i];
+				}
+			}
+		}
+		ascii_lower(user);
+		if (!validate_username(user, strlen(user))) {
+			resp_error(resp, 400, WEAVE_ERR_USERNAME);
+			return -1;
+		}
+		req->path_user = user;
+	}
+	if (m->collection != NULL) {
+		if (!validate_collection(m->collection, m->collection_len)) {
+			resp_error(resp, 400, WEAVE_ERR_COLLECTION);
+			return -1;
+		}
+		req->collection = m->collection;
+	}
+	if (m->record_id != NULL) {
+		if (!validate_wbo_id(m->record_id, m->record_id_len)) {
+			resp_error(resp, 400, WEAVE_ERR_INVALID_WBO);
+			return -1;
+		}
+		req->record_id = m->record_id;
+	}
+	return 0;
+}
+
+static int read_body(struct request *req, struct response *resp)
+{
+	const struct config *cfg = req->cfg;
+	const char *cl = request_env(req, "CONTENT_LENGTH");
+	int64_t declared = -1;
+	size_t limit = (size_t)cfg->max_request_bytes;
+
+	if (cl != NULL && *cl != '\0' &&
+	    parse_int64(cl, 0, INT64_MAX, &declared) < 0) {
+		resp_error(resp, 400, WEAVE_ERR_NONE);
+		return -1;
+	}
+	if (declared > (int64_t)limit) {
+		log_info("request body of %lld bytes is over max_request_bytes (%zu)",
+			 (long long)declared, limit);
+		resp_error(resp, 413, WEAVE_ERR_SIZE_LIMIT);
+		return -1;
+	}
+	size_t want = declared >= 0 ? (size_t)declared : limit + 1;
+	size_t cap = declared >= 0 ? want : 65536;
+	char *body = xmalloc(cap + 1);
+	size_t have = 0;
+	while (have < want && req->read_body != NULL) {
+		if (have == cap) {
+			cap = cap * 2 > limit + 1 ? limit + 1 : cap * 2;
+			body = xrealloc(body, cap + 1);
+		}
+		long n = req->read_body(req->read_ctx, body + have, cap - have);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+	}
+	if (have > limit) {
+		free(body);
+		resp_error(resp, 413, WEAVE_ERR_SIZE_LIMIT);
+		return -1;
+	}
+	body[have] = '\0';
+	req->body = body;
+	req->body_len = have;
+	return 0;
+}
+
+/* A hash that no password matches, verified for unknown users so that
+ * their answers take as long as those for real accounts. */
+static const char *dummy_hash(int cost)
+{
+	static char hash[PASSWORD_HASH_MAX];
+	static int hash_cost;
+	if (hash_cost != cost) {
+		unsigned char random_password[16] = { 0 };
+		if (password_hash((const char *)random_password,
+				  sizeof random_password, cost, hash,
+				  sizeof hash) == 0)
+			hash_cost = cost;
+	}
+	return hash;
+}
+
+int handler_db_failure(struct request *req, struct response *resp,
+		       enum db_status st)
+{
+	(void)req;
+	if (st == DB_RETRY)
+		return HANDLER_RETRY;
+	/* Every storage failure is "try again later" for a sync client. */
+	resp_error(resp, 503, WEAVE_ERR_NONE);
+	return 503;
+}
+
+enum auth_outcome { AUTH_DONE, AUTH_FAILED, AUTH_RETRY };
+
+/*
+ * Authenticate and load the user row with the route's lock. On
+ * AUTH_DONE, *user is filled (and, for WRITES, a transaction holds its
+ * row lock). On failure the response holds the error.
+ */
+static enum auth_outcome authenticate(struct request *req, struct response *resp,
+				      unsigned flags, struct user *user)
+{
+	const struct config *cfg = req->cfg;
+	struct credentials cred;
+	const char *source = NULL;
+	enum auth_outcome outcome = AUTH_FAILED;
+	enum db_status st;
+	bool writes = (flags & WRITES) != 0;
+
+	enum auth_parse_status ps =
+		auth_parse_basic(auth_find_header(req, &source), &cred);
+	if (ps != AUTH_PARSE_OK) {
+		log_info("authentication failed: %s%s%s", auth_parse_status_text(ps),
+			 source ? " in " : "", source ? source : "");
+		resp_error(resp, 401, WEAVE_ERR_NONE);
+		goto done;
+	}
+	log_set_request(req->id, cred.username);
+	log_debug("credentials found in %s", source);
+	if (!validate_username(cred.username, cred.username_len)) {
+		log_info("authentication failed: invalid user name");
+		resp_error(resp, 401, WEAVE_ERR_NONE);
+		goto done;
+	}
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		req->started = now_centiseconds();
+		if (writes) {
+			st = db_begin();
+			if (st != DB_OK)
+				goto db_failed;
+		}
+		st = db_user_get(cred.username,
+				 writes ? USER_LOCK_EXCLUSIVE : USER_LOCK_SHARED, user);
+		if (st == DB_NOT_FOUND) {
+			db_rollback();
+			password_verify(cred.password, cred.password_len,
+					dummy_hash((int)cfg->password_cost),
+					(int)cfg->password_cost);
+			log_info("authentication failed: no such user");
+			resp_error(resp, 401, WEAVE_ERR_NONE);
+			goto done;
+		}
+		if (st != DB_OK)
+			goto db_failed;
+		if (user->status != 1) {
+			db_rollback();
+			log_info("authentication failed: account disabled");
+			resp_error(resp, 401, WEAVE_ERR_NONE);
+			goto done;
+		}
+		if (auth_cache_lookup(user->password_hash, cred.password,
+				      cred.password_len)) {
+			outcome = AUTH_DONE;
+			goto done;
+		}
+		if (attempt == 1)
+			break; /* the hash changed while we verified: give up */
+		/* Never hold the row lock while the slow KDF runs. */
+		db_rollback();
+		enum password_verdict v =
+			password_verify(cred.password, cred.password_len,
+					user->password_hash, (int)cfg->password_cost);
+		if (v == PASSWORD_BAD_HASH)
+			log_error("stored password hash has an unknown format");
+		if (v != PASSWORD_OK && v != PASSWORD_OK_REHASH) {
+			log_info("authentication failed: wrong password");
+			resp_error(resp, 401, WEAVE_ERR_NONE);
+			goto done;
+		}
+		if (v == PASSWORD_OK_REHASH) {
+			char fresh[PASSWORD_HASH_MAX];
+			if (password_hash(cred.password, cred.password_len,
+					  (int)cfg->password_cost, fresh,
+					  sizeof fresh) == 0 &&
+			    db_user_set_password(user->id, fresh) == DB_OK) {
+				log_info("password re-hashed with the current scheme");
+				free(user->password_hash);
+				user->password_hash = xstrdup(fresh);
+			}
+		}
+		auth_cache_store(user->password_hash, cred.password,
+				 cred.password_len);
+		if (!writes) {
+			outcome = AUTH_DONE;
+			goto done;
+		}
+		user_free(user); /* load again, now under the row lock */
+	}
+	log_info("authentication failed: password changed during the request");
+	resp_error(resp, 401, WEAVE_ERR_NONE);
+	goto done;
+
+db_failed:
+	db_rollback();
+	outcome = handler_db_failure(req, resp, st) == HANDLER_RETRY ? AUTH_RETRY
+								      : AUTH_FAILED;
+done:
+	auth_credentials_wipe(&cred);
+	return outcome;
+}
+
+/* Path, method and route: 0 with *out set, or -1 with the error answered. */
+static int choose_route(struct request *req, struct response *resp,
+			const struct route **out)
+{
+	struct match m;
+	const struct route *r = find_route(req, &m);
+	if (r == NULL) {
+		if (path_known(req))
+			resp_error(resp, 400, WEAVE_ERR_ILLEGAL_METHOD);
+		else
+			resp_error(resp, 404, WEAVE_ERR_NONE);
+		return -1;
+	}
+	if (take_path_fields(req, resp, &m) < 0)
+		return -1;
+	*out = r;
+	return 0;
+}
+
+static int run_handler(struct request *req, struct response *resp,
+		       const struct route *r)
+{
+	struct user user;
+	memset(&user, 0, sizeof user);
+
+	for (int attempt = 0; attempt <= MAX_DEADLOCK_RETRIES; attempt++) {
+		int status;
+		response_reset(resp);
+		if (r->flags & NEEDS_AUTH) {
+			enum auth_outcome a = authenticate(req, resp, r->flags, &user);
+			if (a == AUTH_RETRY)
+				goto retry;
+			if (a == AUTH_FAILED)
+				return resp->status;
+			req->user = &user;
+			if (user.alert != NULL && user.alert[0] != '\0')
+				resp_header(resp, "X-Weave-Alert", "%s", user.alert);
+			if ((r->flags & USER_MUST_MATCH) &&
+			    strcmp(req->path_user, user.username) != 0) {
+				db_rollback();
+				log_info("path user %s does not match the login",
+					 req->path_user);
+				resp_error(resp, 401, WEAVE_ERR_USER_MISMATCH);
+				status = 401;
+				goto finish;
+			}
+			if (r->flags & WRITES) {
+				int64_t base = req->started > user.last_write
+						       ? req->started
+						       : user.last_write;
+				req->timestamp = base + 1;
+			} else {
+				req->timestamp = req->started > user.last_write
+							 ? req->started
+							 : user.last_write;
+			}
+		} else {
+			req->started = now_centiseconds();
+			req->timestamp = req->started;
+		}
+
+		status = r->handler(req, resp);
+		if (status == HANDLER_RETRY)
+			goto retry;
+		if (db_in_transaction()) {
+			enum db_status st = DB_OK;
+			if (status < 400 && (r->flags & WRITES) && req->user != NULL)
+				st = db_user_set_last_write(req->user->id,
+							    req->timestamp);
+			if (status < 400 && st == DB_OK)
+				st = db_commit();
+			else
+				db_rollback();
+			if (st == DB_RETRY)
+				goto retry;
+			if (st != DB_OK) {
+				db_rollback();
+				status = handler_db_failure(req, resp, st);
+				if (status == HANDLER_RETRY)
+					goto retry;
+			}
+		}
+finish:
+		response_set_timestamp(resp, req->timestamp);
+		req->user = NULL;
+		user_free(&user);
+		return status;
+retry:
+		db_rollback();
+		req->user = NULL;
+		user_free(&user);
+		log_info("deadlock; running the request again (attempt %d)",
+			 attempt + 2);
+	}
+	resp_error(resp, 503, WEAVE_ERR_NONE);
+	return 503;
+}
+
+void route_dispatch(struct request *req, struct response *resp)
+{
+	const struct config *cfg = req->cfg;
+	const struct route *r = NULL;
+
+	resp->backoff = cfg->backoff;
+	resp->retry_after = cfg->retry_after;
+
+	req->method_name = request_env(req, "REQUEST_METHOD");
+	req->method = request_method_parse(req->method_name);
+	switch (request_parse_uri(req, request_env(req, "SCRIPT_NAME"),
+				  request_env(req, "REQUEST_URI"),
+				  request_env(req, "PATH_INFO"),
+				  request_env(req, "QUERY_STRING"))) {
+	case REQUEST_OK:
+		break;
+	case REQUEST_BAD_ENCODING:
+	case REQUEST_TOO_LONG:
+		resp_error(resp, 400, WEAVE_ERR_NONE);
+		return;
+	case REQUEST_NOT_FOUND:
+	default:
+		resp_error(resp, 404, WEAVE_ERR_NONE);
+		return;
+	}
+	if (choose_route(req, resp, &r) < 0)
+		return;
+	if (cfg->maintenance) {
+		if (resp->backoff <= 0)
+			resp->backoff = cfg->retry_after;
+		resp_error(resp, 503, WEAVE_ERR_NONE);
+		return;
+	}
+	if ((r->flags & READS_BODY) && read_body(req, resp) < 0)
+		return;
+	run_handler(req, resp, r);
+	db_rollback(); /* nothing may stay open between requests */
+}

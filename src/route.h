@@ -1,0 +1,42 @@
+/*
+ * route.h - the route table and the gate every request passes before a
+ * handler runs.
+ *
+ * Gate order (one status per check): path parses (400/404) → route known
+ * (404, 400 11 unknown function) → method allowed (400 1) → path fields
+ * valid (400 3 username, 400 13 collection, 400 8 id) → maintenance
+ * (503) → body size (413) → credentials present and well formed (401) →
+ * database reachable (503) → password right and account enabled (401) →
+ * path user = authenticated user (401 5). Then the handler runs inside
+ * the route's transaction, which commits when the handler answers < 400
+ * and rolls back otherwise; a deadlock runs the whole request again.
+ */
+#ifndef WEAVE_ROUTE_H
+#define WEAVE_ROUTE_H
+
+#include "db.h"
+#include "request.h"
+#include "response.h"
+
+enum route_flag {
+	NEEDS_AUTH = 1 << 0,      /* Basic credentials of an enabled account */
+	USER_MUST_MATCH = 1 << 1, /* the {user} of the path is the authenticated user */
+	READS_BODY = 1 << 2,      /* the body is read (bounded by max_request_bytes) */
+	WRITES = 1 << 3,          /* one transaction, user row locked, new timestamp */
+};
+
+/*
+ * A handler fills resp and returns its HTTP status, or HANDLER_RETRY
+ * after a deadlock (the dispatcher rolls back and runs it again).
+ */
+#define HANDLER_RETRY (-1)
+typedef int (*route_handler)(struct request *req, struct response *resp);
+
+/* Run one request through the gate, its handler and the transaction. */
+void route_dispatch(struct request *req, struct response *resp);
+
+/* Map a storage failure to a response; returns the status or HANDLER_RETRY. */
+int handler_db_failure(struct request *req, struct response *resp,
+		       enum db_status st);
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * util.h - allocation wrappers that never return NULL, bounded number
+ * parsing, and the clock in centiseconds.
+ *
+ * Out of memory is fatal: the x* wrappers log and exit, writes are
+ * transactional and mod_fcgid starts a fresh process.
+ */
+#ifndef WEAVE_UTIL_H
+#define WEAVE_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+void *xmalloc(size_t size);
+void *xcalloc(size_t count, size_t size);
+void *xrealloc(void *ptr, size_t size);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+
+/*
+ * Parse a whole decimal integer (optional leading '-') in [min, max].
+ * Rejects empty strings, leading '+' or spaces, trailing bytes and
+ * overflow. Returns 0 and sets *out, or -1.
+ */
+int parse_int64(const char *s, int64_t min, int64_t max, int64_t *out);
+
+/*
+ * Parse a Weave timestamp ("1265402837.12", "1265402837", "1265402837.1",
+ * or more decimals, which are rounded half up to centiseconds) into
+ * centiseconds without going through a binary double. Negative values
+ * and more than 12 integer digits are refused. Returns 0 or -1.
+ */
+int parse_timestamp(const char *s, int64_t *centiseconds);
+
+/* Write centiseconds as "<seconds>.<2 digits>" into out (>= 24 bytes). */
+void format_timestamp(int64_t centiseconds, char *out, size_t outlen);
+
+/* Wall-clock time now, in centiseconds since the epoch. */
+int64_t now_centiseconds(void);
+
+/* Lower-case ASCII letters in place. */
+void ascii_lower(char *s);
+
+/* Compare two byte strings in time independent of their contents. */
+bool bytes_equal_const_time(const void *a, const void *b, size_t len);
+
+#endif

@@ -1,0 +1,20 @@
+/* check_main.c - runs every unit suite; Check prints the summary line. */
+#include <stdlib.h>
+
+#include "check_suites.h"
+#include "log.h"
+
+int main(void)
+{
+	log_set_level(LOG_LEVEL_ERROR);
+	SRunner *sr = srunner_create(util_suite());
+	srunner_add_suite(sr, config_suite());
+	srunner_add_suite(sr, request_suite());
+	srunner_add_suite(sr, auth_suite());
+	srunner_add_suite(sr, password_suite());
+	srunner_add_suite(sr, validate_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

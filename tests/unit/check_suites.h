@@ -1,0 +1,14 @@
+/* check_suites.h - one Check suite per module under test. */
+#ifndef CHECK_SUITES_H
+#define CHECK_SUITES_H
+
+#include <check.h>
+
+Suite *util_suite(void);
+Suite *config_suite(void);
+Suite *request_suite(void);
+Suite *auth_suite(void);
+Suite *password_suite(void);
+Suite *validate_suite(void);
+
+#endif
