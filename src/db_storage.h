@@ -26,4 +26,48 @@ enum db_status db_storage_collection_bytes(int64_t user_id, int64_t now,
 enum db_status db_storage_total_bytes(int64_t user_id, int64_t now,
 				      int64_t *bytes);
 
+
+
+#include "query.h"
+#include "wbo.h"
+
+typedef int (*db_record_fn)(void *ctx, const struct wbo_row *row);
+
+/*
+ * The user's unexpired records of a collection matching q, in q's order.
+ * Without full only id and modified are filled.
+ */
+enum db_status db_storage_select(int64_t user_id, const char *collection,
+				 const struct wbo_query *q, int64_t now,
+				 db_record_fn fn, void *ctx);
+
+/* One unexpired record; DB_NOT_FOUND when there is none. */
+enum db_status db_storage_get(int64_t user_id, const char *collection,
+			      const char *id, int64_t now, db_record_fn fn,
+			      void *ctx);
+
+/* Newest modified of a collection (or of all when collection is NULL); 0 if empty. */
+enum db_status db_storage_last_modified(int64_t user_id, const char *collection,
+					int64_t now, int64_t *modified);
+
+/*
+ * Insert or update records with timestamp `stamp`. A present field is
+ * set; an absent one keeps its stored value (a new record gets NULL).
+ * modified becomes `stamp` when payload, parentid or predecessorid is
+ * present (a sortindex- or ttl-only update keeps it, as PHP did).
+ * Expired records with the same ids are replaced, not revived.
+ * `items` must not repeat an id.
+ */
+enum db_status db_storage_put(int64_t user_id, const char *collection,
+			      const struct wbo *items, size_t n, int64_t stamp);
+
+/* Delete the records matching q (all of the collection when q selects nothing). */
+enum db_status db_storage_delete(int64_t user_id, const char *collection,
+				 const struct wbo_query *q, int64_t now,
+				 uint64_t *deleted);
+
+enum db_status db_storage_delete_one(int64_t user_id, const char *collection,
+				     const char *id);
+
+enum db_status db_storage_delete_all(int64_t user_id);
 #endif

@@ -2,13 +2,20 @@
 #include "storage_api.h"
 
 #include <json-c/json.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "config.h"
 #include "db_storage.h"
 #include "db_user.h"
+#include "log.h"
+#include "output.h"
+#include "query.h"
 #include "route.h"
 #include "util.h"
+#include "validate.h"
+#include "wbo.h"
 
 /* Send a json-c value as the 200 body, then release it. */
 static int send_json(struct response *resp, struct json_object *obj)
@@ -133,4 +140,397 @@ int storage_unsupported_function(struct request *req, struct response *resp)
 	(void)req;
 	resp_error(resp, 400, WEAVE_ERR_UNSUPPORTED_FUNCTION);
 	return 400;
+}
+
+/* ---- storage/ -------------------------------------------------------- */
+
+/* Parse the body as JSON whatever its Content-Type; 400 6 when it is not. */
+static struct json_object *body_json(struct request *req, struct response *resp)
+{
+	const char *text = req->body ? req->body : "";
+	size_t len = req->body_len;
+	char *converted = NULL;
+
+	/* The 1.0 client writes bodies as 8-bit strings: take non-UTF-8 as Latin-1. */
+	if (!validate_utf8(text, len)) {
+		converted = xmalloc(len * 2 + 1);
+		len = auth_password_to_utf8(text, len, converted);
+		text = converted;
+	}
+	struct json_tokener *tok = json_tokener_new_ex(64);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	struct json_object *obj = json_tokener_parse_ex(tok, text, (int)len);
+	size_t used = json_tokener_get_parse_end(tok);
+	bool complete = json_tokener_get_error(tok) == json_tokener_success;
+	json_tokener_free(tok);
+	while (complete && used < len &&
+	       (text[used] == ' ' || text[used] == '\n' || text[used] == '\r' ||
+		text[used] == '\t'))
+		used++;
+	free(converted);
+	if (obj == NULL || !complete || used != len) {
+		json_object_put(obj);
+		resp_error(resp, 400, WEAVE_ERR_JSON);
+		return NULL;
+	}
+	return obj;
+}
+
+/* The body of PUT and DELETE answers: the request's timestamp. */
+static int answer_timestamp(struct request *req, struct response *resp)
+{
+	char stamp[32];
+	format_timestamp(req->timestamp, stamp, sizeof stamp);
+	resp_json(resp, stamp, strlen(stamp));
+	return 200;
+}
+
+/*
+ * X-If-Unmodified-Since: 412 4 when the collection (or all storage) was
+ * modified after the given time. Checked inside the write's transaction
+ * with the user row locked, so two racing writers cannot both pass.
+ * Returns 0 to go on, else the handler's status.
+ */
+static int check_unmodified(struct request *req, struct response *resp,
+			    const char *collection)
+{
+	const char *value = request_header(req, "X-If-Unmodified-Since");
+	int64_t since, newest;
+	if (value == NULL)
+		return 0;
+	if (parse_timestamp(value, &since) < 0) {
+		resp_error(resp, 400, WEAVE_ERR_ILLEGAL_METHOD);
+		return 400;
+	}
+	enum db_status st = db_storage_last_modified(req->user->id, collection,
+						     req->started, &newest);
+	if (st != DB_OK)
+		return handler_db_failure(req, resp, st);
+	if (newest > since) {
+		resp_error(resp, 412, WEAVE_ERR_OVERWRITE);
+		return 412;
+	}
+	return 0;
+}
+
+/*
+ * After a write, inside its transaction: 400 14 when the user is now
+ * over quota (the write is rolled back), and X-Weave-Quota-Remaining
+ * when 1024 KB or less are left. Returns 0 to go on, else a status.
+ */
+static int check_quota(struct request *req, struct response *resp)
+{
+	int64_t quota = quota_kb_of(req), bytes;
+	if (quota <= 0)
+		return 0;
+	enum db_status st = db_storage_total_bytes(req->user->id, req->started, &bytes);
+	if (st != DB_OK)
+		return handler_db_failure(req, resp, st);
+	int64_t left = quota * 1024 - bytes;
+	if (left < 0) {
+		resp_error(resp, 400, WEAVE_ERR_OVER_QUOTA);
+		return 400;
+	}
+	if (left <= 1024 * 1024)
+		resp_header(resp, "X-Weave-Quota-Remaining", "%.10g",
+			    (double)left / 1024.0);
+	return 0;
+}
+
+struct list_ctx {
+	struct output_list out;
+	bool full;
+	int64_t newest;
+	int failed;
+};
+
+static int add_record(void *ctx, const struct wbo_row *row)
+{
+	struct list_ctx *l = ctx;
+	int rc = output_item_begin(&l->out);
+	if (rc == 0)
+		rc = l->full ? wbo_row_to_json(l->out.body, row)
+			     : wbo_json_escape(l->out.body, row->id, row->id_len);
+	if (rc == 0)
+		rc = output_item_end(&l->out);
+	if (row->modified > l->newest)
+		l->newest = row->modified;
+	if (rc != 0) {
+		l->failed = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Map a query_parse() failure to its answer. */
+static int query_failure(struct response *resp, enum query_error e, const char *bad)
+{
+	log_info("bad query parameter '%s'", bad ? bad : "?");
+	if (e == QUERY_BAD_ID)
+		resp_error(resp, 400, WEAVE_ERR_INVALID_WBO);
+	else if (e == QUERY_TOO_MANY_IDS)
+		resp_error(resp, 400, WEAVE_ERR_SIZE_LIMIT);
+	else
+		resp_error(resp, 400, WEAVE_ERR_ILLEGAL_METHOD);
+	return 400;
+}
+
+/*
+ * GET storage/<coll>: 200 with ids or (full) records as a JSON array,
+ * newlines or whoisi, X-Weave-Records; 400 8 bad id, 400 17 too many
+ * ids, 400 1 bad number or sort; 503.
+ */
+int storage_get_collection(struct request *req, struct response *resp)
+{
+	struct wbo_query q;
+	const char *bad;
+	enum query_error e = query_parse(req, (size_t)req->cfg->max_ids, &q, &bad);
+	if (e != QUERY_OK) {
+		query_free(&q);
+		return query_failure(resp, e, bad);
+	}
+	struct list_ctx l;
+	memset(&l, 0, sizeof l);
+	l.full = q.full;
+	enum output_format fmt = output_choose(request_header(req, "Accept"));
+	buf_reset(&resp->body);
+	output_begin(&l.out, fmt, &resp->body);
+	enum db_status st = db_storage_select(req->user->id, req->collection, &q,
+					      req->started, add_record, &l);
+	query_free(&q);
+	if (st != DB_OK)
+		return handler_db_failure(req, resp, st);
+	if (l.failed || output_end(&l.out) != 0) {
+		log_error("response larger than %u bytes; ask with a smaller limit",
+			  RESPONSE_MAX_BODY);
+		resp_error(resp, 503, WEAVE_ERR_NONE);
+		return 503;
+	}
+	resp->status = 200;
+	resp->content_type = output_content_type(fmt);
+	resp_header(resp, "X-Weave-Records", "%zu", l.out.count);
+	if (l.newest > req->timestamp)
+		req->timestamp = l.newest;
+	return 200;
+}
+
+struct one_ctx {
+	struct response *resp;
+	int64_t modified;
+};
+
+static int put_one(void *ctx, const struct wbo_row *row)
+{
+	struct one_ctx *o = ctx;
+	buf_reset(&o->resp->body);
+	wbo_row_to_json(&o->resp->body, row);
+	o->modified = row->modified;
+	return 0;
+}
+
+/* GET storage/<coll>/<id>: 200 with the record; 404; 503. */
+int storage_get_record(struct request *req, struct response *resp)
+{
+	struct one_ctx o = { resp, 0 };
+	enum db_status st = db_storage_get(req->user->id, req->collection,
+					   req->record_id, req->started, put_one, &o);
+	if (st == DB_NOT_FOUND) {
+		resp_error(resp, 404, WEAVE_ERR_NONE);
+		return 404;
+	}
+	if (st != DB_OK)
+		return handler_db_failure(req, resp, st);
+	resp->status = 200;
+	resp->content_type = "application/json";
+	if (o.modified > req->timestamp)
+		req->timestamp = o.modified;
+	return 200;
+}
+
+/*
+ * PUT storage/<coll>/<id>: 200 with the timestamp; 400 6 not JSON;
+ * 400 8 invalid record or body id differs from the URL id; 400 14 over
+ * quota; 412 4 modified since X-If-Unmodified-Since; 503.
+ */
+int storage_put_record(struct request *req, struct response *resp)
+{
+	struct wbo w;
+	struct json_object *obj = body_json(req, resp);
+	if (obj == NULL)
+		return 400;
+	enum wbo_error e = wbo_parse(obj, req->record_id,
+				     (size_t)req->cfg->max_payload_bytes, &w);
+	if (e != WBO_OK) {
+		log_info("PUT rejected: %s", wbo_error_text(e));
+		json_object_put(obj);
+		resp_error(resp, 400, WEAVE_ERR_INVALID_WBO);
+		return 400;
+	}
+	int status = check_unmodified(req, resp, req->collection);
+	if (status == 0) {
+		enum db_status st = db_storage_put(req->user->id, req->collection,
+						   &w, 1, req->timestamp);
+		status = st == DB_OK ? 0 : handler_db_failure(req, resp, st);
+	}
+	json_object_put(obj);
+	if (status == 0)
+		status = check_quota(req, resp);
+	return status != 0 ? status : answer_timestamp(req, resp);
+}
+
+/* Add `reason` under `id` to the POST answer's failed object. */
+static void add_failure(struct json_object *failed, const char *id, size_t id_len,
+			const char *reason)
+{
+	char key[WBO_ID_MAX + 1];
+	struct json_object *reasons;
+	if (id_len > WBO_ID_MAX)
+		id_len = WBO_ID_MAX;
+	memcpy(key, id ? id : "", id ? id_len : 0);
+	key[id ? id_len : 0] = '\0';
+	if (!json_object_object_get_ex(failed, key, &reasons)) {
+		reasons = json_object_new_array();
+		json_object_object_add(failed, key, reasons);
+	}
+	json_object_array_add(reasons, json_object_new_string(reason));
+}
+
+/*
+ * POST storage/<coll> (and PUT storage/<coll>): a JSON array of records
+ * (a single object is taken as a one-record array). Each record is
+ * validated on its own; the valid ones are written in this request's
+ * transaction with one timestamp. 200 {"modified","success","failed"};
+ * 400 6 not JSON; 400 8 neither array nor object; 413 17 more records
+ * than max_post_records; 400 14 over quota; 412 4; 503 (nothing written).
+ */
+int storage_post_collection(struct request *req, struct response *resp)
+{
+	struct json_object *body = body_json(req, resp);
+	if (body == NULL)
+		return 400;
+	struct json_object *array = body;
+	bool single = json_object_is_type(body, json_type_object);
+	if (!single && !json_object_is_type(body, json_type_array)) {
+		json_object_put(body);
+		resp_error(resp, 400, WEAVE_ERR_INVALID_WBO);
+		return 400;
+	}
+	size_t n = single ? 1 : json_object_array_length(array);
+	if (n > (size_t)req->cfg->max_post_records) {
+		log_info("POST of %zu records is over max_post_records (%lld)", n,
+			 (long long)req->cfg->max_post_records);
+		json_object_put(body);
+		resp_error(resp, 413, WEAVE_ERR_SIZE_LIMIT);
+		return 413;
+	}
+
+	struct wbo *items = xcalloc(n ? n : 1, sizeof *items);
+	struct json_object *success = json_object_new_array();
+	struct json_object *failed = json_object_new_object();
+	size_t valid = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *item = single ? body : json_object_array_get_idx(array, i);
+		struct wbo w;
+		enum wbo_error e = wbo_parse(item, NULL,
+					     (size_t)req->cfg->max_payload_bytes, &w);
+		if (e != WBO_OK) {
+			add_failure(failed, w.id, w.id_len, wbo_error_text(e));
+			continue;
+		}
+		/* A repeated id: the last one wins, as with sequential writes. */
+		size_t k;
+		for (k = 0; k < valid; k++)
+			if (items[k].id_len == w.id_len &&
+			    memcmp(items[k].id, w.id, w.id_len) == 0)
+				break;
+		items[k] = w;
+		if (k == valid)
+			valid++;
+	}
+	int status = check_unmodified(req, resp, req->collection);
+	if (status == 0 && valid > 0) {
+		enum db_status st = db_storage_put(req->user->id, req->collection,
+						   items, valid, req->timestamp);
+		status = st == DB_OK ? 0 : handler_db_failure(req, resp, st);
+	}
+	if (status == 0 && valid > 0)
+		status = check_quota(req, resp);
+	if (status == 0) {
+		for (size_t k = 0; k < valid; k++)
+			json_object_array_add(success,
+					      json_object_new_string_len(items[k].id,
+									 (int)items[k].id_len));
+		struct json_object *answer = json_object_new_object();
+		json_object_object_add(answer, "modified", json_timestamp(req->timestamp));
+		json_object_object_add(answer, "success", success);
+		json_object_object_add(answer, "failed", failed);
+		success = failed = NULL;
+		status = send_json(resp, answer);
+	}
+	json_object_put(success);
+	json_object_put(failed);
+	free(items);
+	json_object_put(body);
+	return status;
+}
+
+/*
+ * DELETE storage/<coll>: deletes the records matching the query (all of
+ * the collection without one). 200 with the timestamp; 400 8/17/1 as
+ * for GET; 412 4; 503.
+ */
+int storage_delete_collection(struct request *req, struct response *resp)
+{
+	struct wbo_query q;
+	const char *bad;
+	uint64_t deleted = 0;
+	enum query_error e = query_parse(req, (size_t)req->cfg->max_ids, &q, &bad);
+	if (e != QUERY_OK) {
+		query_free(&q);
+		return query_failure(resp, e, bad);
+	}
+	int status = check_unmodified(req, resp, req->collection);
+	if (status == 0) {
+		enum db_status st = db_storage_delete(req->user->id, req->collection,
+						      &q, req->started, &deleted);
+		status = st == DB_OK ? 0 : handler_db_failure(req, resp, st);
+	}
+	query_free(&q);
+	if (status != 0)
+		return status;
+	log_debug("deleted %llu records from %s", (unsigned long long)deleted,
+		  req->collection);
+	return answer_timestamp(req, resp);
+}
+
+/* DELETE storage/<coll>/<id>: 200 with the timestamp (also when absent); 412 4; 503. */
+int storage_delete_record(struct request *req, struct response *resp)
+{
+	int status = check_unmodified(req, resp, req->collection);
+	if (status != 0)
+		return status;
+	enum db_status st = db_storage_delete_one(req->user->id, req->collection,
+						  req->record_id);
+	if (st != DB_OK)
+		return handler_db_failure(req, resp, st);
+	return answer_timestamp(req, resp);
+}
+
+/*
+ * DELETE storage: every record of the user. Needs X-Confirm-Delete
+ * (any value), else 412 4. 200 with the timestamp; 412 4; 503.
+ */
+int storage_delete_all(struct request *req, struct response *resp)
+{
+	if (request_header(req, "X-Confirm-Delete") == NULL) {
+		resp_error(resp, 412, WEAVE_ERR_OVERWRITE);
+		return 412;
+	}
+	int status = check_unmodified(req, resp, NULL);
+	if (status != 0)
+		return status;
+	enum db_status st = db_storage_delete_all(req->user->id);
+	if (st != DB_OK)
+		return handler_db_failure(req, resp, st);
+	return answer_timestamp(req, resp);
 }

@@ -18,4 +18,13 @@ int storage_illegal_method(struct request *req, struct response *resp);
 /* 400 11: a function other than info or storage. */
 int storage_unsupported_function(struct request *req, struct response *resp);
 
+
+
+int storage_get_collection(struct request *req, struct response *resp);
+int storage_get_record(struct request *req, struct response *resp);
+int storage_put_record(struct request *req, struct response *resp);
+int storage_post_collection(struct request *req, struct response *resp);
+int storage_delete_collection(struct request *req, struct response *resp);
+int storage_delete_record(struct request *req, struct response *resp);
+int storage_delete_all(struct request *req, struct response *resp);
 #endif

@@ -1,0 +1,211 @@
+/* wbo.c - Weave Basic Object parsing, validation and serialisation. */
+#include "wbo.h"
+
+#include <json-c/json.h>
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "util.h"
+#include "validate.h"
+
+const char *wbo_error_text(enum wbo_error e)
+{
+	static const char *const text[WBO_ERROR__MAX] = {
+		[WBO_OK] = "ok",
+		[WBO_NOT_OBJECT] = "invalid wbo",
+		[WBO_INVALID_ID] = "invalid id",
+		[WBO_INVALID_PARENTID] = "invalid parentid",
+		[WBO_INVALID_PREDECESSORID] = "invalid predecessorid",
+		[WBO_INVALID_SORTINDEX] = "invalid sortindex",
+		[WBO_PAYLOAD_NOT_STRING] = "payload needs to be json-encoded",
+		[WBO_PAYLOAD_TOO_LARGE] = "payload too large",
+		[WBO_INVALID_TTL] = "invalid ttl",
+	};
+	return e < WBO_ERROR__MAX ? text[e] : "invalid wbo";
+}
+
+/* A member's value, or NULL when absent or JSON null. */
+static struct json_object *member(struct json_object *obj, const char *key)
+{
+	struct json_object *v = NULL;
+	if (!json_object_object_get_ex(obj, key, &v))
+		return NULL;
+	return v;
+}
+
+/* An id-like string field: 1..64 bytes, the id alphabet. */
+static bool read_id_field(struct json_object *v, const char **s, size_t *len)
+{
+	if (!json_object_is_type(v, json_type_string))
+		return false;
+	*s = json_object_get_string(v);
+	*len = (size_t)json_object_get_string_len(v);
+	return validate_wbo_id(*s, *len);
+}
+
+/* Integers, integral doubles and decimal strings are accepted (as PY did). */
+static bool read_integer(struct json_object *v, int64_t *out)
+{
+	switch (json_object_get_type(v)) {
+	case json_type_int:
+		errno = 0;
+		*out = json_object_get_int64(v);
+		return errno == 0;
+	case json_type_double: {
+		double d = json_object_get_double(v);
+		if (!isfinite(d) || d < -1e15 || d > 1e15)
+			return false;
+		*out = (int64_t)d;
+		return true;
+	}
+	case json_type_string:
+		return parse_int64(json_object_get_string(v), INT64_MIN, INT64_MAX,
+				   out) == 0;
+	default:
+		return false;
+	}
+}
+
+enum wbo_error wbo_parse(struct json_object *obj, const char *default_id,
+			 size_t max_payload, struct wbo *out)
+{
+	struct json_object *v;
+
+	memset(out, 0, sizeof *out);
+	if (!json_object_is_type(obj, json_type_object))
+		return WBO_NOT_OBJECT;
+
+	v = member(obj, "id");
+	if (v != NULL) {
+		if (!read_id_field(v, &out->id, &out->id_len)) {
+			if (json_object_is_type(v, json_type_string)) {
+				out->id = json_object_get_string(v);
+				out->id_len = (size_t)json_object_get_string_len(v);
+			}
+			return WBO_INVALID_ID;
+		}
+		if (default_id != NULL && (strlen(default_id) != out->id_len ||
+					   memcmp(default_id, out->id, out->id_len) != 0))
+			return WBO_INVALID_ID;
+	} else if (default_id != NULL) {
+		out->id = default_id;
+		out->id_len = strlen(default_id);
+	} else {
+		return WBO_INVALID_ID;
+	}
+
+	v = member(obj, "parentid");
+	if (v != NULL) {
+		if (!read_id_field(v, &out->parentid, &out->parentid_len))
+			return WBO_INVALID_PARENTID;
+		out->fields |= WBO_FIELD_PARENTID;
+	}
+	v = member(obj, "predecessorid");
+	if (v != NULL) {
+		if (!read_id_field(v, &out->predecessorid, &out->predecessorid_len))
+			return WBO_INVALID_PREDECESSORID;
+		out->fields |= WBO_FIELD_PREDECESSORID;
+	}
+	v = member(obj, "sortindex");
+	if (v != NULL) {
+		if (!read_integer(v, &out->sortindex) ||
+		    !validate_sortindex(out->sortindex))
+			return WBO_INVALID_SORTINDEX;
+		out->fields |= WBO_FIELD_SORTINDEX;
+	}
+	v = member(obj, "payload");
+	if (v != NULL) {
+		if (!json_object_is_type(v, json_type_string))
+			return WBO_PAYLOAD_NOT_STRING;
+		out->payload = json_object_get_string(v);
+		out->payload_len = (size_t)json_object_get_string_len(v);
+		if (out->payload_len > max_payload)
+			return WBO_PAYLOAD_TOO_LARGE;
+		out->fields |= WBO_FIELD_PAYLOAD;
+	}
+	v = member(obj, "ttl");
+	if (v != NULL) {
+		if (!json_object_is_type(v, json_type_int) ||
+		    !read_integer(v, &out->ttl) || !validate_ttl(out->ttl))
+			return WBO_INVALID_TTL;
+		out->fields |= WBO_FIELD_TTL;
+	}
+	return WBO_OK;
+}
+
+int wbo_json_escape(struct buf *out, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t start = 0;
+	int rc = buf_putc(out, '"');
+
+	for (size_t i = 0; i < len && rc == 0; i++) {
+		unsigned char c = (unsigned char)s[i];
+		const char *esc = NULL;
+		char u[7];
+		if (c == '"')
+			esc = "\\\"";
+		else if (c == '\\')
+			esc = "\\\\";
+		else if (c == '\n')
+			esc = "\\n";
+		else if (c == '\r')
+			esc = "\\r";
+		else if (c == '\t')
+			esc = "\\t";
+		else if (c < 0x20 || c == 0x7f) {
+			u[0] = '\\';
+			u[1] = 'u';
+			u[2] = '0';
+			u[3] = '0';
+			u[4] = hex[c >> 4];
+			u[5] = hex[c & 15];
+			u[6] = '\0';
+			esc = u;
+		}
+		if (esc == NULL)
+			continue;
+		rc = buf_append(out, s + start, i - start);
+		if (rc == 0)
+			rc = buf_puts(out, esc);
+		start = i + 1;
+	}
+	if (rc == 0)
+		rc = buf_append(out, s + start, len - start);
+	if (rc == 0)
+		rc = buf_putc(out, '"');
+	return rc;
+}
+
+int wbo_row_to_json(struct buf *out, const struct wbo_row *row)
+{
+	char stamp[32];
+	int rc = buf_puts(out, "{\"id\":");
+	if (rc == 0)
+		rc = wbo_json_escape(out, row->id, row->id_len);
+	if (rc == 0 && row->parentid != NULL) {
+		rc = buf_puts(out, ",\"parentid\":");
+		if (rc == 0)
+			rc = wbo_json_escape(out, row->parentid, row->parentid_len);
+	}
+	if (rc == 0 && row->predecessorid != NULL) {
+		rc = buf_puts(out, ",\"predecessorid\":");
+		if (rc == 0)
+			rc = wbo_json_escape(out, row->predecessorid,
+					     row->predecessorid_len);
+	}
+	format_timestamp(row->modified, stamp, sizeof stamp);
+	if (rc == 0)
+		rc = buf_printf(out, ",\"modified\":%s", stamp);
+	if (rc == 0 && row->has_sortindex)
+		rc = buf_printf(out, ",\"sortindex\":%lld", (long long)row->sortindex);
+	if (rc == 0 && row->payload != NULL) {
+		rc = buf_puts(out, ",\"payload\":");
+		if (rc == 0)
+			rc = wbo_json_escape(out, row->payload, row->payload_len);
+	}
+	if (rc == 0)
+		rc = buf_putc(out, '}');
+	return rc;
+}

@@ -1,0 +1,91 @@
+/*
+ * wbo.h - the Weave Basic Object: parse and validate one record from
+ * client JSON, and serialise stored records (PROTOCOL.md B 1.3, A.3).
+ *
+ * A field is "present" only when its key is in the JSON object with a
+ * non-null value: an absent payload makes a metadata-only update, and
+ * an empty string payload is a stored tombstone.
+ *
+ * Ownership: struct wbo points into the json_object it was parsed from
+ * (strings) and must not outlive it; wbo_json_escape() appends to a buf.
+ */
+#ifndef WEAVE_WBO_H
+#define WEAVE_WBO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+struct json_object;
+
+enum wbo_field {
+	WBO_FIELD_PARENTID = 1 << 0,
+	WBO_FIELD_PREDECESSORID = 1 << 1,
+	WBO_FIELD_SORTINDEX = 1 << 2,
+	WBO_FIELD_PAYLOAD = 1 << 3,
+	WBO_FIELD_TTL = 1 << 4,
+};
+
+struct wbo {
+	const char *id;
+	size_t id_len;
+	unsigned fields; /* enum wbo_field bits that are present */
+	const char *parentid;
+	size_t parentid_len;
+	const char *predecessorid;
+	size_t predecessorid_len;
+	int64_t sortindex;
+	const char *payload;
+	size_t payload_len;
+	int64_t ttl;
+};
+
+enum wbo_error {
+	WBO_OK,
+	WBO_NOT_OBJECT,
+	WBO_INVALID_ID,
+	WBO_INVALID_PARENTID,
+	WBO_INVALID_PREDECESSORID,
+	WBO_INVALID_SORTINDEX,
+	WBO_PAYLOAD_NOT_STRING,
+	WBO_PAYLOAD_TOO_LARGE,
+	WBO_INVALID_TTL,
+	WBO_ERROR__MAX
+};
+
+/* The reason string used in a POST response's "failed" lists. */
+const char *wbo_error_text(enum wbo_error e);
+
+/*
+ * Read and validate one record. The id is required unless default_id is
+ * given (PUT takes the URL id; a different body id is WBO_INVALID_ID).
+ * The parsed id is set even when a later field fails, so POST can key
+ * its failure.
+ */
+enum wbo_error wbo_parse(struct json_object *obj, const char *default_id,
+			 size_t max_payload, struct wbo *out);
+
+/* Append s as a JSON string literal (quotes included). */
+int wbo_json_escape(struct buf *out, const char *s, size_t len);
+
+/* A stored record as the server returns it; NULL pointers are omitted. */
+struct wbo_row {
+	const char *id;
+	size_t id_len;
+	const char *parentid;
+	size_t parentid_len;
+	const char *predecessorid;
+	size_t predecessorid_len;
+	bool has_sortindex;
+	int64_t sortindex;
+	int64_t modified;
+	const char *payload;
+	size_t payload_len;
+};
+
+/* Append the record as one JSON object without a trailing newline. */
+int wbo_row_to_json(struct buf *out, const struct wbo_row *row);
+
+#endif
