@@ -48,6 +48,17 @@ static const struct config_key config_keys[] = {
 	KEY(password_cost, KEY_INT, 10, 20),
 	KEY(registration, KEY_BOOL, 0, 0),
 	{ "admin_secret", KEY_STRING, offsetof(struct config, admin_secret), 0, 0, true },
+	KEY(registration_limit, KEY_INT, 0, 1000000),
+	KEY(registration_window, KEY_INT, 1, 86400 * 30),
+	KEY(captcha, KEY_BOOL, 0, 0),
+	{ "captcha_secret", KEY_STRING, offsetof(struct config, captcha_secret), 0, 0, true },
+	KEY(captcha_lifetime, KEY_INT, 30, 86400),
+	KEY(captcha_verify_url, KEY_URL, 0, 0),
+	KEY(captcha_public_key, KEY_STRING, 0, 0),
+	{ "captcha_private_key", KEY_STRING, offsetof(struct config, captcha_private_key), 0, 0, true },
+	KEY(sendmail_command, KEY_STRING, 0, 0),
+	KEY(mail_from, KEY_STRING, 0, 0),
+	KEY(reset_code_lifetime, KEY_INT, 60, 86400 * 7),
 };
 
 #define NKEYS (sizeof config_keys / sizeof config_keys[0])
@@ -75,6 +86,14 @@ void config_defaults(struct config *cfg)
 	cfg->password_cost = 15;
 	cfg->registration = false;
 	cfg->admin_secret = NULL;
+	cfg->registration_limit = 10;
+	cfg->registration_window = 3600;
+	cfg->captcha = true;
+	cfg->captcha_secret = NULL;
+	cfg->captcha_lifetime = 600;
+	cfg->sendmail_command = xstrdup("/usr/sbin/sendmail -t -i");
+	cfg->mail_from = NULL;
+	cfg->reset_code_lifetime = 21600;
 }
 
 static const struct config_key *find_key(const char *name, size_t len)
@@ -174,6 +193,15 @@ static int set_value(struct config *cfg, const struct config_key *key,
 	return -1;
 }
 
+/* An empty value means "not set" for optional strings. */
+static void empty_to_null(char **s)
+{
+	if (*s != NULL && (*s)[0] == '\0') {
+		free(*s);
+		*s = NULL;
+	}
+}
+
 static bool is_blank(char c)
 {
 	return c == ' ' || c == '\t' || c == '\r';
@@ -256,10 +284,11 @@ next:
 		free(cfg->db_socket);
 		cfg->db_socket = NULL;
 	}
-	if (cfg->admin_secret != NULL && cfg->admin_secret[0] == '\0') {
-		free(cfg->admin_secret);
-		cfg->admin_secret = NULL;
-	}
+	empty_to_null(&cfg->admin_secret);
+	empty_to_null(&cfg->captcha_secret);
+	empty_to_null(&cfg->captcha_public_key);
+	empty_to_null(&cfg->captcha_private_key);
+	empty_to_null(&cfg->mail_from);
 	return 0;
 }
 
@@ -319,5 +348,11 @@ void config_free(struct config *cfg)
 	free_secret(cfg->db_password);
 	free(cfg->public_url);
 	free_secret(cfg->admin_secret);
+	free_secret(cfg->captcha_secret);
+	free(cfg->captcha_verify_url);
+	free(cfg->captcha_public_key);
+	free_secret(cfg->captcha_private_key);
+	free(cfg->sendmail_command);
+	free(cfg->mail_from);
 	memset(cfg, 0, sizeof *cfg);
 }

@@ -50,6 +50,19 @@ struct config {
 
 	bool registration;
 	char *admin_secret;
+	int64_t registration_limit;
+	int64_t registration_window;
+
+	bool captcha;
+	char *captcha_secret;
+	int64_t captcha_lifetime;
+	char *captcha_verify_url;
+	char *captcha_public_key;
+	char *captcha_private_key;
+
+	char *sendmail_command;
+	char *mail_from;
+	int64_t reset_code_lifetime;
 };
 
 /* Fill *cfg with the defaults. */
