@@ -32,6 +32,22 @@ CREATE TABLE IF NOT EXISTS users (
   UNIQUE KEY username (username)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
+-- One pending password-reset code per user (only its SHA-256 is kept).
+CREATE TABLE IF NOT EXISTS reset_codes (
+  user_id INT UNSIGNED NOT NULL,
+  code_hash VARBINARY(32) NOT NULL,
+  expires BIGINT NOT NULL COMMENT 'seconds since the epoch',
+  PRIMARY KEY (user_id)
+) ENGINE=InnoDB;
+
+-- Successful registrations per client address, for the rate limit.
+CREATE TABLE IF NOT EXISTS registration_log (
+  address VARBINARY(64) NOT NULL,
+  created BIGINT NOT NULL COMMENT 'seconds since the epoch',
+  KEY by_address (address, created),
+  KEY by_created (created)
+) ENGINE=InnoDB;
+
 CREATE TABLE IF NOT EXISTS wbo (
   user_id INT UNSIGNED NOT NULL,
   collection VARBINARY(32) NOT NULL,
@@ -51,3 +67,6 @@ CREATE TABLE IF NOT EXISTS wbo (
   KEY by_predecessorid (user_id, collection, predecessorid),
   KEY by_expires (expires)
 ) ENGINE=InnoDB;
+
+-- Challenges that already verified once (captcha.c), kept until they expire.
+CREATE TABLE IF NOT EXISTS captcha_used (nonce VARBINARY(16) NOT NULL, expires BIGINT NOT NULL, PRIMARY KEY (nonce), KEY by_expires (expires)) ENGINE=InnoDB;

@@ -18,6 +18,13 @@ enum user_stmt {
 	USER_SET_PASSWORD,
 	USER_SET_LAST_WRITE,
 	USER_LIST,
+	USER_SET_EMAIL,
+	RESET_STORE,
+	RESET_TAKE,
+	RESET_CLEAR,
+	REGISTRATIONS_SINCE,
+	REGISTRATION_RECORD,
+	REGISTRATION_FORGET,
 	USER_STMT__MAX
 };
 
@@ -42,6 +49,18 @@ static const char *const user_sql[USER_STMT__MAX] = {
 		"COUNT(w.id), CAST(COALESCE(SUM(w.payload_size), 0) AS SIGNED) "
 		"FROM users u LEFT JOIN wbo w ON w.user_id = u.id "
 		"GROUP BY u.id ORDER BY u.username",
+	[USER_SET_EMAIL] = "UPDATE users SET email = ? WHERE id = ?",
+	[RESET_STORE] = "REPLACE INTO reset_codes (user_id, code_hash, expires) "
+			"VALUES (?, ?, ?)",
+	[RESET_TAKE] = "DELETE FROM reset_codes WHERE user_id = ? AND "
+		       "code_hash = ? AND expires > ?",
+	[RESET_CLEAR] = "DELETE FROM reset_codes WHERE user_id = ?",
+	[REGISTRATIONS_SINCE] = "SELECT COUNT(*) FROM registration_log "
+				"WHERE address = ? AND created > ?",
+	[REGISTRATION_RECORD] = "INSERT INTO registration_log (address, created) "
+				"VALUES (?, ?)",
+	[REGISTRATION_FORGET] = "DELETE FROM registration_log WHERE created < ? "
+				"LIMIT 1000",
 };
 
 static char *dup_value(const struct db_value *v)
@@ -182,6 +201,65 @@ enum db_status db_user_list(db_user_fn fn, void *ctx)
 {
 	struct list_ctx l = { fn, ctx };
 	return db_run(user_sql[USER_LIST], NULL, 0, list_row, &l, NULL);
+}
+
+enum db_status db_user_set_email(int64_t id, const char *email)
+{
+	struct db_param p[] = { DB_CSTR(email), DB_INT(id) };
+	return db_run(user_sql[USER_SET_EMAIL], p, 2, NULL, NULL, NULL);
+}
+
+enum db_status db_reset_store(int64_t user_id, const unsigned char hash[32],
+			      int64_t expires)
+{
+	struct db_param p[] = { DB_INT(user_id), DB_STR((const char *)hash, 32),
+				DB_INT(expires) };
+	return db_run(user_sql[RESET_STORE], p, 3, NULL, NULL, NULL);
+}
+
+enum db_status db_reset_take(int64_t user_id, const unsigned char hash[32],
+			     int64_t now)
+{
+	struct db_param p[] = { DB_INT(user_id), DB_STR((const char *)hash, 32),
+				DB_INT(now) };
+	uint64_t affected = 0;
+	enum db_status st = db_run(user_sql[RESET_TAKE], p, 3, NULL, NULL, &affected);
+	if (st == DB_OK && affected == 0)
+		return DB_NOT_FOUND;
+	return st;
+}
+
+enum db_status db_reset_clear(int64_t user_id)
+{
+	struct db_param p[] = { DB_INT(user_id) };
+	return db_run(user_sql[RESET_CLEAR], p, 1, NULL, NULL, NULL);
+}
+
+static int count_row(void *ctx, const struct db_value *row, size_t ncols)
+{
+	(void)ncols;
+	*(int64_t *)ctx = row[0].i;
+	return 0;
+}
+
+enum db_status db_registrations_since(const char *address, int64_t since,
+				      int64_t *count)
+{
+	struct db_param p[] = { DB_CSTR(address), DB_INT(since) };
+	*count = 0;
+	return db_run(user_sql[REGISTRATIONS_SINCE], p, 2, count_row, count, NULL);
+}
+
+enum db_status db_registration_record(const char *address, int64_t now,
+				      int64_t forget_before)
+{
+	struct db_param forget[] = { DB_INT(forget_before) };
+	enum db_status st = db_run(user_sql[REGISTRATION_FORGET], forget, 1, NULL,
+				   NULL, NULL);
+	if (st != DB_OK)
+		return st;
+	struct db_param p[] = { DB_CSTR(address), DB_INT(now) };
+	return db_run(user_sql[REGISTRATION_RECORD], p, 2, NULL, NULL, NULL);
 }
 
 void user_free(struct user *u)

@@ -46,6 +46,25 @@ typedef int (*db_user_fn)(void *ctx, const struct user *u, int64_t records,
 /* Every user in name order, with record count and stored bytes. */
 enum db_status db_user_list(db_user_fn fn, void *ctx);
 
+enum db_status db_user_set_email(int64_t id, const char *email);
+
+/*
+ * Password-reset codes: one per user, stored as the SHA-256 of the code.
+ * db_reset_take() deletes a matching unexpired code (single use) and
+ * answers DB_OK, or DB_NOT_FOUND for a wrong or expired one.
+ */
+enum db_status db_reset_store(int64_t user_id, const unsigned char hash[32],
+			      int64_t expires);
+enum db_status db_reset_take(int64_t user_id, const unsigned char hash[32],
+			     int64_t now);
+enum db_status db_reset_clear(int64_t user_id);
+
+/* Registrations from `address` since `since`, and recording one. */
+enum db_status db_registrations_since(const char *address, int64_t since,
+				      int64_t *count);
+enum db_status db_registration_record(const char *address, int64_t now,
+				      int64_t forget_before);
+
 void user_free(struct user *u);
 
 #endif

@@ -114,6 +114,18 @@ fail:
 	return NULL;
 }
 
+/* Form fields: '+' is a space, then percent-decoding. */
+static char *form_decode(const char *src, size_t len, size_t *out_len)
+{
+	char *copy = xstrndup(src, len);
+	for (size_t i = 0; i < len; i++)
+		if (copy[i] == '+')
+			copy[i] = ' ';
+	char *out = percent_decode(copy, len, out_len);
+	free(copy);
+	return out;
+}
+
 /* Split the path after the mount point into decoded segments. */
 static enum request_parse_status split_path(struct request *req,
 					    const char *path, size_t len)
@@ -144,8 +156,9 @@ static enum request_parse_status split_path(struct request *req,
 	return REQUEST_OK;
 }
 
-static enum request_parse_status split_query(struct request *req,
-					     const char *query, size_t len)
+static enum request_parse_status split_params(struct request *req,
+					      const char *query, size_t len,
+					      bool plus_is_space)
 {
 	size_t pos = 0;
 	while (pos < len) {
@@ -162,10 +175,12 @@ static enum request_parse_status split_query(struct request *req,
 		const char *value = eq ? eq + 1 : item + item_len;
 		size_t value_len = eq ? item_len - name_len - 1 : 0;
 		struct query_param *p = &req->params[req->nparams];
-		p->name = percent_decode(item, name_len, NULL);
+		p->name = plus_is_space ? form_decode(item, name_len, NULL)
+					: percent_decode(item, name_len, NULL);
 		if (p->name == NULL)
 			return REQUEST_BAD_ENCODING;
-		p->value = percent_decode(value, value_len, &p->value_len);
+		p->value = plus_is_space ? form_decode(value, value_len, &p->value_len)
+					 : percent_decode(value, value_len, &p->value_len);
 		if (p->value == NULL) {
 			free(p->name);
 			p->name = NULL;
@@ -226,8 +241,15 @@ enum request_parse_status request_parse_uri(struct request *req,
 	if (st != REQUEST_OK)
 		return st;
 	if (query != NULL)
-		return split_query(req, query, query_len);
+		return split_params(req, query, query_len, false);
 	return REQUEST_OK;
+}
+
+enum request_parse_status request_parse_form(struct request *req)
+{
+	if (req->body == NULL || req->body_len == 0)
+		return REQUEST_OK;
+	return split_params(req, req->body, req->body_len, true);
 }
 
 const struct query_param *request_param(const struct request *req,

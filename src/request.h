@@ -97,6 +97,13 @@ enum request_parse_status request_parse_uri(struct request *req,
 					    const char *path_info,
 					    const char *query_string);
 
+/*
+ * Parse the body as application/x-www-form-urlencoded ('+' is a space
+ * here, unlike in our query strings) and add its fields after the query
+ * parameters. REQUEST_BAD_ENCODING or REQUEST_TOO_LONG on bad input.
+ */
+enum request_parse_status request_parse_form(struct request *req);
+
 /* First value of the query parameter, or NULL. */
 const struct query_param *request_param(const struct request *req,
 					const char *name);

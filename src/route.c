@@ -8,11 +8,14 @@
 #include <openssl/crypto.h>
 
 #include "auth.h"
+#include "captcha.h"
 #include "config.h"
 #include "db_user.h"
 #include "log.h"
 #include "password.h"
+#include "reset_page.h"
 #include "storage_api.h"
+#include "user_api.h"
 #include "util.h"
 #include "validate.h"
 
@@ -62,7 +65,27 @@ static const struct route routes[] = {
 	{ ANY, "{sver}/{user}/storage", storage_illegal_method, 0 },
 	{ ANY, "{sver}/{user}/storage/*", storage_illegal_method, 0 },
 	{ ANY, "{sver}/{user}/info/*", storage_illegal_method, 0 },
+	{ METHOD_GET, "misc/{uver}/captcha_html", misc_captcha_html, 0 },
+	{ METHOD_POST, "misc/{uver}/captcha_html", misc_captcha_html, 0 },
 	{ ANY, "{sver}/{user}/*", storage_unsupported_function, 0 },
+
+	{ METHOD_GET, "user/{uver}/{user}", user_exists, 0 },
+	{ METHOD_PUT, "user/{uver}/{user}", user_create, READS_BODY },
+	{ METHOD_DELETE, "user/{uver}/{user}", user_delete,
+	  NEEDS_AUTH | USER_MUST_MATCH | WRITES | ADMIN_SECRET_OK },
+	{ METHOD_GET, "user/{uver}/{user}/node/weave", user_node, 0 },
+	{ METHOD_POST, "user/{uver}/{user}/password", user_change_password,
+	  NEEDS_AUTH | USER_MUST_MATCH | READS_BODY | WRITES | RESET_CODE_OK },
+	{ METHOD_GET, "user/{uver}/{user}/password_reset", user_request_reset, 0 },
+	{ METHOD_DELETE, "user/{uver}/{user}/password_reset", user_clear_reset,
+	  NEEDS_AUTH | USER_MUST_MATCH | WRITES },
+	{ METHOD_POST, "user/{uver}/{user}/email", user_change_email,
+	  NEEDS_AUTH | USER_MUST_MATCH | READS_BODY | WRITES },
+	{ ANY, "user/{uver}/{user}", user_unknown_action, 0 },
+	{ ANY, "user/{uver}/{user}/*", user_unknown_action, 0 },
+
+	{ METHOD_GET, "weave-password-reset", reset_page, 0 },
+	{ METHOD_POST, "weave-password-reset", reset_page, READS_BODY },
 };
 
 #define NROUTES (sizeof routes / sizeof routes[0])
@@ -389,7 +412,10 @@ static int run_handler(struct request *req, struct response *resp,
 	for (int attempt = 0; attempt <= MAX_DEADLOCK_RETRIES; attempt++) {
 		int status;
 		response_reset(resp);
-		if (r->flags & NEEDS_AUTH) {
+		bool stand_in = ((r->flags & RESET_CODE_OK) &&
+				 request_header(req, "X-Weave-Password-Reset") != NULL) ||
+				((r->flags & ADMIN_SECRET_OK) && user_admin_secret_ok(req));
+		if ((r->flags & NEEDS_AUTH) && !stand_in) {
 			enum auth_outcome a = authenticate(req, resp, r->flags, &user);
 			if (a == AUTH_RETRY)
 				goto retry;
@@ -420,6 +446,15 @@ static int run_handler(struct request *req, struct response *resp,
 		} else {
 			req->started = now_centiseconds();
 			req->timestamp = req->started;
+			if (r->flags & WRITES) {
+				enum db_status st = db_begin();
+				if (st != DB_OK) {
+					status = handler_db_failure(req, resp, st);
+					if (status == HANDLER_RETRY)
+						goto retry;
+					goto finish;
+				}
+			}
 		}
 
 		status = r->handler(req, resp);

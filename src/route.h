@@ -23,6 +23,8 @@ enum route_flag {
 	USER_MUST_MATCH = 1 << 1, /* the {user} of the path is the authenticated user */
 	READS_BODY = 1 << 2,      /* the body is read (bounded by max_request_bytes) */
 	WRITES = 1 << 3,          /* one transaction, user row locked, new timestamp */
+	RESET_CODE_OK = 1 << 4,   /* X-Weave-Password-Reset stands in for NEEDS_AUTH */
+	ADMIN_SECRET_OK = 1 << 5, /* the admin X-Weave-Secret stands in for NEEDS_AUTH */
 };
 
 /*

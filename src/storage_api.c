@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "auth.h"
+#include "body.h"
 #include "config.h"
 #include "db_storage.h"
 #include "db_user.h"
@@ -143,38 +143,6 @@ int storage_unsupported_function(struct request *req, struct response *resp)
 }
 
 /* ---- storage/ -------------------------------------------------------- */
-
-/* Parse the body as JSON whatever its Content-Type; 400 6 when it is not. */
-static struct json_object *body_json(struct request *req, struct response *resp)
-{
-	const char *text = req->body ? req->body : "";
-	size_t len = req->body_len;
-	char *converted = NULL;
-
-	/* The 1.0 client writes bodies as 8-bit strings: take non-UTF-8 as Latin-1. */
-	if (!validate_utf8(text, len)) {
-		converted = xmalloc(len * 2 + 1);
-		len = auth_password_to_utf8(text, len, converted);
-		text = converted;
-	}
-	struct json_tokener *tok = json_tokener_new_ex(64);
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	struct json_object *obj = json_tokener_parse_ex(tok, text, (int)len);
-	size_t used = json_tokener_get_parse_end(tok);
-	bool complete = json_tokener_get_error(tok) == json_tokener_success;
-	json_tokener_free(tok);
-	while (complete && used < len &&
-	       (text[used] == ' ' || text[used] == '\n' || text[used] == '\r' ||
-		text[used] == '\t'))
-		used++;
-	free(converted);
-	if (obj == NULL || !complete || used != len) {
-		json_object_put(obj);
-		resp_error(resp, 400, WEAVE_ERR_JSON);
-		return NULL;
-	}
-	return obj;
-}
 
 /* The body of PUT and DELETE answers: the request's timestamp. */
 static int answer_timestamp(struct request *req, struct response *resp)
@@ -355,7 +323,7 @@ int storage_get_record(struct request *req, struct response *resp)
 int storage_put_record(struct request *req, struct response *resp)
 {
 	struct wbo w;
-	struct json_object *obj = body_json(req, resp);
+	struct json_object *obj = body_parse_json(req, resp);
 	if (obj == NULL)
 		return 400;
 	enum wbo_error e = wbo_parse(obj, req->record_id,
@@ -405,7 +373,7 @@ static void add_failure(struct json_object *failed, const char *id, size_t id_le
  */
 int storage_post_collection(struct request *req, struct response *resp)
 {
-	struct json_object *body = body_json(req, resp);
+	struct json_object *body = body_parse_json(req, resp);
 	if (body == NULL)
 		return 400;
 	struct json_object *array = body;

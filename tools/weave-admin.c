@@ -271,7 +271,11 @@ static enum db_status schema_version(int64_t *version)
 		      version, NULL);
 }
 
-/* Run the embedded schema: statements end with ';' at the end of a line. */
+/*
+ * Run the embedded schema: statements end with ';' at the end of a line.
+ * Every statement is CREATE ... IF NOT EXISTS, so running it on an
+ * installed schema adds only what is missing.
+ */
 static enum db_status install_schema(void)
 {
 	struct buf stmt;
@@ -298,8 +302,11 @@ static enum db_status install_schema(void)
 		}
 	}
 	buf_free(&stmt);
-	if (st != DB_OK)
-		return st;
+	return st;
+}
+
+static enum db_status record_version(void)
+{
 	struct db_param v[] = { DB_INT(SCHEMA_VERSION), DB_INT(time(NULL)) };
 	return db_run("INSERT INTO weave_schema (version, installed) VALUES (?, ?)",
 		      v, 2, NULL, NULL, NULL);
@@ -331,13 +338,17 @@ static int cmd_db(const struct options *o)
 			    "database schema version %" PRId64 " is newer than this "
 			    "weave-admin understands (%d): upgrade weave-server",
 			    version, SCHEMA_VERSION);
+	st = install_schema();
+	if (st != DB_OK)
+		return db_fail(st, "installing the schema");
 	if (version == SCHEMA_VERSION) {
 		printf("schema version %d is installed and up to date\n", SCHEMA_VERSION);
 		return EXIT_OK;
 	}
-	st = install_schema();
+	/* Later versions apply their numbered upgrade steps here, in order. */
+	st = record_version();
 	if (st != DB_OK)
-		return db_fail(st, "installing the schema");
+		return db_fail(st, "recording the schema version");
 	printf("installed schema version %d in database %s\n", SCHEMA_VERSION,
 	       cfg.db_name);
 	return EXIT_OK;

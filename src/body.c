@@ -1,0 +1,44 @@
+/* body.c - request bodies as JSON values or UTF-8 text. */
+#include "body.h"
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auth.h"
+#include "util.h"
+#include "validate.h"
+
+char *body_text(const struct request *req, size_t *len)
+{
+	const char *text = req->body ? req->body : "";
+	size_t n = req->body ? req->body_len : 0;
+	char *out = xmalloc(n * 2 + 1);
+	*len = auth_password_to_utf8(text, n, out);
+	return out;
+}
+
+struct json_object *body_parse_json(const struct request *req,
+				    struct response *resp)
+{
+	size_t len;
+	char *text = body_text(req, &len);
+	struct json_tokener *tok = json_tokener_new_ex(64);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	struct json_object *obj = json_tokener_parse_ex(tok, text, (int)len);
+	size_t used = json_tokener_get_parse_end(tok);
+	bool complete = json_tokener_get_error(tok) == json_tokener_success;
+	json_tokener_free(tok);
+	while (complete && used < len &&
+	       (text[used] == ' ' || text[used] == '\n' || text[used] == '\r' ||
+		text[used] == '\t'))
+		used++;
+	free(text);
+	if (obj == NULL || !complete || used != len) {
+		json_object_put(obj);
+		resp_error(resp, 400, WEAVE_ERR_JSON);
+		return NULL;
+	}
+	return obj;
+}

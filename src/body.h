@@ -1,0 +1,30 @@
+/*
+ * body.h - request bodies as JSON or as text, whatever their
+ * Content-Type (the 1.0 client sends text/plain). Bodies that are not
+ * valid UTF-8 are taken as Latin-1 (the 1.0 client writes 8-bit strings).
+ */
+#ifndef WEAVE_BODY_H
+#define WEAVE_BODY_H
+
+#include <stddef.h>
+
+#include "request.h"
+#include "response.h"
+
+struct json_object;
+
+/*
+ * The whole body as one JSON value (strict JSON, nesting depth 64, only
+ * blanks after it). On failure answers 400 6 and returns NULL. The
+ * caller releases the value with json_object_put().
+ */
+struct json_object *body_parse_json(const struct request *req,
+				    struct response *resp);
+
+/*
+ * The body as UTF-8 text (Latin-1 converted) in a new string; *len gets
+ * its length. Never NULL (an empty body gives "").
+ */
+char *body_text(const struct request *req, size_t *len);
+
+#endif

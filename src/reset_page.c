@@ -1,0 +1,213 @@
+/* reset_page.c - password-reset pages: ask for a name, then a new password. */
+#include "reset_page.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/crypto.h>
+
+#include "auth.h"
+#include "buf.h"
+#include "db_user.h"
+#include "html.h"
+#include "password.h"
+#include "log.h"
+#include "route.h"
+#include "user_api.h"
+#include "util.h"
+#include "validate.h"
+
+static const char *field(const struct request *req, const char *name)
+{
+	const struct query_param *p = request_param(req, name);
+	return p ? p->value : NULL;
+}
+
+static void ask_username_page(struct response *resp, const char *error)
+{
+	struct buf b;
+	buf_init(&b, 65536);
+	if (error != NULL) {
+		buf_puts(&b, "<p class=\"error\">");
+		html_escape(&b, error);
+		buf_puts(&b, "</p>\n");
+	}
+	buf_puts(&b, "<p>Enter the name of your sync account. If it has an e-mail "
+		     "address, a link to choose a new password is sent there.</p>\n"
+		     "<form method=\"post\" action=\"weave-password-reset\">\n"
+		     "<label for=\"uid\">User name</label>\n"
+		     "<input type=\"text\" id=\"uid\" name=\"uid\" autocomplete=\"username\" required>\n"
+		     "<button type=\"submit\">Send reset link</button>\n</form>\n");
+	html_page(resp, error ? 400 : 200, "Reset your password", b.data);
+	buf_free(&b);
+}
+
+static void new_password_page(struct response *resp, const char *username,
+			      const char *key, const char *error)
+{
+	struct buf b;
+	buf_init(&b, 65536);
+	if (error != NULL) {
+		buf_puts(&b, "<p class=\"error\">");
+		html_escape(&b, error);
+		buf_puts(&b, "</p>\n");
+	}
+	buf_puts(&b, "<form method=\"post\" action=\"weave-password-reset\">\n"
+		     "<label for=\"username\">User name</label>\n"
+		     "<input type=\"text\" id=\"username\" name=\"username\" value=\"");
+	html_escape(&b, username ? username : "");
+	buf_puts(&b, "\" autocomplete=\"username\" required>\n"
+		     "<label for=\"key\">Reset code</label>\n"
+		     "<input type=\"text\" id=\"key\" name=\"key\" value=\"");
+	html_escape(&b, key ? key : "");
+	buf_puts(&b, "\" autocomplete=\"off\" required>\n"
+		     "<label for=\"password\">New password (at least 8 characters)</label>\n"
+		     "<input type=\"password\" id=\"password\" name=\"password\" "
+		     "autocomplete=\"new-password\" required>\n"
+		     "<label for=\"confirm\">New password again</label>\n"
+		     "<input type=\"password\" id=\"confirm\" name=\"confirm\" "
+		     "autocomplete=\"new-password\" required>\n"
+		     "<button type=\"submit\">Change password</button>\n</form>\n");
+	html_page(resp, error ? 400 : 200, "Choose a new password", b.data);
+	buf_free(&b);
+}
+
+/* The account name as typed: lower-cased, e-mail logins hashed; NULL if invalid. */
+static bool account_name(const char *typed, char out[USERNAME_MAX + 1])
+{
+	size_t len = strlen(typed);
+	if (memchr(typed, '@', len) != NULL) {
+		if (!validate_email(typed, len))
+			return false;
+		auth_email_to_username(typed, len, out);
+		return true;
+	}
+	if (!validate_username(typed, len))
+		return false;
+	memcpy(out, typed, len + 1);
+	ascii_lower(out);
+	return true;
+}
+
+/* POST uid=NAME: mail a code; the answer never tells whether NAME exists. */
+static int send_link(struct request *req, struct response *resp, const char *uid)
+{
+	char name[USERNAME_MAX + 1];
+	struct user u;
+
+	if (!account_name(uid, name)) {
+		ask_username_page(resp, "That is not a valid user name.");
+		return 400;
+	}
+	enum db_status st = db_user_get(name, USER_LOCK_NONE, &u);
+	if (st == DB_OK) {
+		int rc = user_send_reset_code(req, &u);
+		if (rc == WEAVE_ERR_NO_EMAIL)
+			log_info("password reset for %s: no e-mail address on file", name);
+		else if (rc != 0)
+			log_error("password reset for %s: the mail could not be sent", name);
+		user_free(&u);
+	} else if (st == DB_NOT_FOUND) {
+		log_info("password reset asked for unknown user %s", name);
+	} else {
+		html_page(resp, 503, "Try again later",
+			  "<p>The server cannot reach its database right now. "
+			  "Please try again in a few minutes.</p>");
+		return 503;
+	}
+	html_page(resp, 200, "Check your mail",
+		  "<p>Further instructions have been sent to the e-mail address "
+		  "of the account, if it has one. The link in the message is valid "
+		  "for a few hours.</p>");
+	return 200;
+}
+
+static int set_password(struct request *req, struct response *resp)
+{
+	const char *username = field(req, "username");
+	const char *key = field(req, "key");
+	const struct query_param *pw = request_param(req, "password");
+	const char *confirm = field(req, "confirm");
+	char name[USERNAME_MAX + 1];
+	unsigned char hash[32];
+	struct user u;
+
+	if (username == NULL || !account_name(username, name)) {
+		new_password_page(resp, username, key, "Please enter your user name.");
+		return 400;
+	}
+	if (pw == NULL || confirm == NULL || strcmp(pw->value, confirm) != 0) {
+		new_password_page(resp, username, key, "The two passwords differ.");
+		return 400;
+	}
+	if (!password_is_strong(pw->value, pw->value_len, name)) {
+		new_password_page(resp, username, key,
+				  "That password is too weak: use at least 8 characters, "
+				  "and not your user name.");
+		return 400;
+	}
+	if (db_begin() != DB_OK)
+		goto unavailable;
+	enum db_status st = db_user_get(name, USER_LOCK_EXCLUSIVE, &u);
+	if (st == DB_OK) {
+		if (key == NULL || user_reset_code_hash(key, hash) < 0)
+			st = DB_NOT_FOUND;
+		else
+			st = db_reset_take(u.id, hash, (int64_t)time(NULL));
+		if (st == DB_OK) {
+			int rc = user_store_password(req, &u, pw->value, pw->value_len);
+			st = rc == 0 ? DB_OK : DB_ERROR;
+		}
+		user_free(&u);
+	}
+	if (st == DB_NOT_FOUND) {
+		db_rollback();
+		new_password_page(resp, username, key,
+				  "That reset code is wrong, used or expired. Ask for a new one.");
+		return 400;
+	}
+	if (st != DB_OK || db_commit() != DB_OK)
+		goto unavailable;
+	html_page(resp, 200, "Password changed",
+		  "<p>Your password has been changed. Use the new password on every "
+		  "device that syncs with this account.</p>");
+	return 200;
+unavailable:
+	db_rollback();
+	html_page(resp, 503, "Try again later",
+		  "<p>The server cannot change the password right now. Please try "
+		  "again in a few minutes.</p>");
+	return 503;
+}
+
+/*
+ * GET or POST /weave-password-reset. 200 pages; 400 the page again with
+ * the reason (bad name, passwords differ or too weak, wrong or used
+ * code); 503 when the database is unreachable.
+ */
+int reset_page(struct request *req, struct response *resp)
+{
+	int status;
+	if (req->method == METHOD_POST &&
+	    request_parse_form(req) != REQUEST_OK) {
+		ask_username_page(resp, "The form could not be read.");
+		return 400;
+	}
+	const char *uid = field(req, "uid");
+	if (req->method == METHOD_POST && uid != NULL)
+		status = send_link(req, resp, uid);
+	else if (req->method == METHOD_POST)
+		status = set_password(req, resp);
+	else if (field(req, "key") != NULL || field(req, "username") != NULL) {
+		new_password_page(resp, field(req, "username"), field(req, "key"), NULL);
+		status = 200;
+	} else {
+		ask_username_page(resp, NULL);
+		status = 200;
+	}
+	/* Form values may hold a password: wipe them before they are freed. */
+	for (size_t i = 0; i < req->nparams; i++)
+		OPENSSL_cleanse(req->params[i].value, req->params[i].value_len);
+	return status;
+}

@@ -1,0 +1,558 @@
+/* user_api.c - User API handlers: accounts, node, passwords, e-mail. */
+#include "user_api.h"
+
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include "auth.h"
+#include "body.h"
+#include "captcha.h"
+#include "config.h"
+#include "db_storage.h"
+#include "db_user.h"
+#include "log.h"
+#include "mail.h"
+#include "password.h"
+#include "route.h"
+#include "util.h"
+#include "validate.h"
+
+#define RESET_CODE_LEN 19 /* XXXX-XXXX-XXXX-XXXX */
+
+static int answer_text(struct response *resp, const char *text)
+{
+	resp_text(resp, text);
+	return 200;
+}
+
+void user_public_url(const struct request *req, struct buf *out)
+{
+	if (req->cfg->public_url != NULL) {
+		buf_puts(out, req->cfg->public_url);
+		return;
+	}
+	const char *https = request_env(req, "HTTPS");
+	const char *host = request_env(req, "HTTP_HOST");
+	const char *script = request_env(req, "SCRIPT_NAME");
+	buf_printf(out, "%s://%s%s",
+		   (https && strcmp(https, "on") == 0) ? "https" : "http",
+		   host ? host : "localhost", script ? script : "");
+	if (out->len == 0 || out->data[out->len - 1] != '/')
+		buf_putc(out, '/');
+}
+
+bool user_admin_secret_ok(const struct request *req)
+{
+	const char *secret = req->cfg->admin_secret;
+	const char *given = request_header(req, "X-Weave-Secret");
+	if (secret == NULL || secret[0] == '\0' || given == NULL)
+		return false;
+	size_t len = strlen(secret);
+	return strlen(given) == len && bytes_equal_const_time(secret, given, len);
+}
+
+/* Is name a Sync 1.1 hashed e-mail name (32 base32 characters)? */
+static bool is_hashed_name(const char *name)
+{
+	if (strlen(name) != 32)
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '2' && *p <= '7')))
+			return false;
+	return true;
+}
+
+/* GET user/<u>: 200 "1" taken, "0" free ("1" for all when registration is off). */
+int user_exists(struct request *req, struct response *resp)
+{
+	int exists = 0;
+	if (!req->cfg->registration)
+		return answer_text(resp, "1");
+	enum db_status st = db_user_exists(req->path_user, &exists);
+	if (st != DB_OK)
+		return handler_db_failure(req, resp, st);
+	return answer_text(resp, exists ? "1" : "0");
+}
+
+/* A string member of obj, or NULL. */
+static const char *string_member(struct json_object *obj, const char *key,
+				 size_t *len)
+{
+	struct json_object *v;
+	if (!json_object_object_get_ex(obj, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	if (len != NULL)
+		*len = (size_t)json_object_get_string_len(v);
+	return json_object_get_string(v);
+}
+
+/* The password sits in json-c's string buffer: wipe it before release. */
+static void wipe_password_member(struct json_object *obj)
+{
+	struct json_object *v;
+	if (json_object_object_get_ex(obj, "password", &v) &&
+	    json_object_is_type(v, json_type_string))
+		OPENSSL_cleanse((char *)json_object_get_string(v),
+				(size_t)json_object_get_string_len(v));
+}
+
+/* 400 2 / 503 unless the captcha in obj verifies. Returns 0 to go on. */
+static int check_captcha(struct request *req, struct response *resp,
+			 struct json_object *obj)
+{
+	const char *challenge = string_member(obj, "captcha-challenge", NULL);
+	const char *answer = string_member(obj, "captcha-response", NULL);
+	const char *address = request_env(req, "REMOTE_ADDR");
+	enum captcha_verdict v = captcha_verify(req->cfg, challenge ? challenge : "",
+						answer ? answer : "",
+						address ? address : "",
+						(int64_t)time(NULL));
+	if (v == CAPTCHA_OK)
+		return 0;
+	log_info("registration refused: captcha %s", captcha_verdict_text(v));
+	if (v == CAPTCHA_UNAVAILABLE) {
+		resp_error(resp, 503, WEAVE_ERR_NONE);
+		return 503;
+	}
+	resp_error(resp, 400, WEAVE_ERR_CAPTCHA);
+	return 400;
+}
+
+/* 429 when this address registered registration_limit accounts in the window. */
+static int check_registration_rate(struct request *req, struct response *resp,
+				   const char *address)
+{
+	int64_t count = 0, now = (int64_t)time(NULL);
+	if (req->cfg->registration_limit <= 0)
+		return 0;
+	enum db_status st = db_registrations_since(
+		address, now - req->cfg->registration_window, &count);
+	if (st != DB_OK)
+		return handler_db_failure(req, resp, st);
+	if (count >= req->cfg->registration_limit) {
+		log_warn("registration refused: %lld accounts from %s in the last %lld s",
+			 (long long)count, address, (long long)req->cfg->registration_window);
+		resp_header(resp, "Retry-After", "%lld",
+			    (long long)req->cfg->registration_window);
+		resp_error(resp, 429, WEAVE_ERR_NONE);
+		return 429;
+	}
+	return 0;
+}
+
+/*
+ * PUT user/<u>: create from {"password", "email", "captcha-challenge",
+ * "captcha-response"}. 200 with the lower-case name; 400 11 registration
+ * off; 400 6 bad JSON; 400 4 name taken; 400 12 bad e-mail; 400 15
+ * e-mail does not hash to the name; 400 7 no password; 400 9 weak;
+ * 400 2 captcha; 429 too many from this address; 503. X-Weave-Secret
+ * equal to the configured admin secret skips the switch, captcha and
+ * rate limit.
+ */
+int user_create(struct request *req, struct response *resp)
+{
+	const struct config *cfg = req->cfg;
+	bool admin = user_admin_secret_ok(req);
+	const char *address = request_env(req, "REMOTE_ADDR");
+	int status = 0;
+	char hash[PASSWORD_HASH_MAX];
+
+	if (address == NULL)
+		address = "";
+	if (!cfg->registration && !admin) {
+		log_info("registration refused: registration is off");
+		resp_error(resp, 400, WEAVE_ERR_UNSUPPORTED_FUNCTION);
+		return 400;
+	}
+	struct json_object *obj = body_parse_json(req, resp);
+	if (obj == NULL)
+		return 400;
+	if (!json_object_is_type(obj, json_type_object)) {
+		json_object_put(obj);
+		resp_error(resp, 400, WEAVE_ERR_JSON);
+		return 400;
+	}
+	int exists = 0;
+	enum db_status st = db_user_exists(req->path_user, &exists);
+	if (st != DB_OK) {
+		status = handler_db_failure(req, resp, st);
+		goto done;
+	}
+	if (exists) {
+		resp_error(resp, 400, WEAVE_ERR_OVERWRITE);
+		status = 400;
+		goto done;
+	}
+	size_t email_len = 0, pw_len = 0;
+	const char *email = string_member(obj, "email", &email_len);
+	if (email != NULL && email_len == 0)
+		email = NULL;
+	if (email != NULL && (!validate_email(email, email_len) ||
+			      memchr(email, '\0', email_len) != NULL)) {
+		resp_error(resp, 400, WEAVE_ERR_NO_EMAIL);
+		status = 400;
+		goto done;
+	}
+	if (email != NULL && is_hashed_name(req->path_user)) {
+		char mapped[33];
+		auth_email_to_username(email, email_len, mapped);
+		if (strcmp(mapped, req->path_user) != 0) {
+			resp_error(resp, 400, WEAVE_ERR_EMAIL_MISMATCH);
+			status = 400;
+			goto done;
+		}
+	}
+	const char *password = string_member(obj, "password", &pw_len);
+	if (password == NULL || pw_len == 0) {
+		resp_error(resp, 400, WEAVE_ERR_MISSING_PASSWORD);
+		status = 400;
+		goto done;
+	}
+	if (pw_len > AUTH_PASSWORD_MAX || memchr(password, '\0', pw_len) != NULL ||
+	    !password_is_strong(password, pw_len, req->path_user)) {
+		resp_error(resp, 400, WEAVE_ERR_WEAK_PASSWORD);
+		status = 400;
+		goto done;
+	}
+	if (!admin && cfg->captcha && (status = check_captcha(req, resp, obj)) != 0)
+		goto done;
+	if (!admin && (status = check_registration_rate(req, resp, address)) != 0)
+		goto done;
+	if (password_hash(password, pw_len, (int)cfg->password_cost, hash,
+			  sizeof hash) < 0) {
+		resp_error(resp, 503, WEAVE_ERR_NONE);
+		status = 503;
+		goto done;
+	}
+	st = db_user_create(req->path_user, hash, email, NULL);
+	if (st == DB_CONFLICT) {
+		resp_error(resp, 400, WEAVE_ERR_OVERWRITE);
+		status = 400;
+		goto done;
+	}
+	if (st != DB_OK) {
+		status = handler_db_failure(req, resp, st);
+		goto done;
+	}
+	if (!admin) {
+		int64_t now = (int64_t)time(NULL);
+		db_registration_record(address, now, now - cfg->registration_window);
+	}
+	log_info("registered user %s%s", req->path_user, admin ? " (admin secret)" : "");
+	status = answer_text(resp, req->path_user);
+done:
+	wipe_password_member(obj);
+	json_object_put(obj);
+	return status;
+}
+
+/* GET user/<u>/node/weave: 200 the node URL ending in '/'; 404 unknown user; 503. */
+int user_node(struct request *req, struct response *resp)
+{
+	struct user u;
+	enum db_status st = db_user_get(req->path_user, USER_LOCK_NONE, &u);
+	if (st == DB_NOT_FOUND) {
+		resp_error(resp, 404, WEAVE_ERR_NONE);
+		return 404;
+	}
+	if (st != DB_OK)
+		return handler_db_failure(req, resp, st);
+	struct buf url;
+	buf_init(&url, 4096);
+	if (u.node != NULL && u.node[0] != '\0') {
+		buf_puts(&url, u.node);
+		if (url.data[url.len - 1] != '/')
+			buf_putc(&url, '/');
+	} else {
+		user_public_url(req, &url);
+	}
+	int status = answer_text(resp, url.data);
+	buf_free(&url);
+	user_free(&u);
+	return status;
+}
+
+int user_reset_code_hash(const char *code, unsigned char hash[32])
+{
+	char norm[RESET_CODE_LEN + 1];
+	size_t n = 0;
+	for (const char *p = code; *p != '\0'; p++) {
+		char c = *p;
+		if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
+			continue;
+		if (c >= 'a' && c <= 'z')
+			c = (char)(c - 'a' + 'A');
+		if (n == RESET_CODE_LEN)
+			return -1;
+		norm[n++] = c;
+	}
+	norm[n] = '\0';
+	if (n != RESET_CODE_LEN)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		bool dash = i % 5 == 4;
+		char c = norm[i];
+		if (dash ? c != '-' : !((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+			return -1;
+	}
+	unsigned int len = 32;
+	return EVP_Digest(norm, n, hash, &len, EVP_sha256(), NULL) == 1 ? 0 : -1;
+}
+
+/* XXXX-XXXX-XXXX-XXXX from A-Z0-9 (PROTOCOL.md B 3.2), unbiased. */
+static int make_reset_code(char code[RESET_CODE_LEN + 1])
+{
+	static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	size_t n = 0;
+	while (n < RESET_CODE_LEN) {
+		unsigned char r;
+		if (n % 5 == 4) {
+			code[n++] = '-';
+			continue;
+		}
+		if (RAND_bytes(&r, 1) != 1)
+			return -1;
+		if (r >= 252) /* 252 = 7 * 36: reject to keep the draw uniform */
+			continue;
+		code[n++] = alphabet[r % 36];
+	}
+	code[n] = '\0';
+	return 0;
+}
+
+int user_send_reset_code(const struct request *req, const struct user *u)
+{
+	const struct config *cfg = req->cfg;
+	char code[RESET_CODE_LEN + 1];
+	unsigned char hash[32];
+
+	if (u->email == NULL || u->email[0] == '\0')
+		return WEAVE_ERR_NO_EMAIL;
+	if (make_reset_code(code) < 0 || user_reset_code_hash(code, hash) < 0)
+		return -1;
+	int64_t expires = (int64_t)time(NULL) + cfg->reset_code_lifetime;
+	if (db_reset_store(u->id, hash, expires) != DB_OK)
+		return -1;
+
+	struct buf url, body, from;
+	buf_init(&url, 8192);
+	buf_init(&body, 16384);
+	buf_init(&from, 512);
+	user_public_url(req, &url);
+	if (cfg->mail_from != NULL) {
+		buf_puts(&from, cfg->mail_from);
+	} else {
+		const char *host = request_env(req, "SERVER_NAME");
+		buf_printf(&from, "Weave Sync <weave@%s>", host ? host : "localhost");
+	}
+	buf_printf(&body,
+		   "Someone (hopefully you) asked to reset the password of the sync\n"
+		   "account \"%s\".\n\n"
+		   "To choose a new password, open this link within %lld hours:\n\n"
+		   "  %sweave-password-reset?username=%s&key=%s\n\n"
+		   "Or enter this reset code where you are asked for it:\n\n"
+		   "  %s\n\n"
+		   "If you did not ask for this, ignore this message: your password\n"
+		   "stays as it is.\n",
+		   u->username, (long long)(cfg->reset_code_lifetime + 3599) / 3600,
+		   url.data, u->username, code, code);
+	int rc = mail_send(cfg->sendmail_command, from.data, u->email,
+			   "Reset your sync account password", body.data);
+	if (rc == 0)
+		log_info("password reset code mailed");
+	OPENSSL_cleanse(code, sizeof code);
+	buf_free_secret(&body);
+	buf_free(&url);
+	buf_free(&from);
+	return rc;
+}
+
+int user_store_password(const struct request *req, const struct user *u,
+			const char *password, size_t len)
+{
+	char hash[PASSWORD_HASH_MAX];
+	if (len == 0)
+		return WEAVE_ERR_MISSING_PASSWORD;
+	if (len > AUTH_PASSWORD_MAX || memchr(password, '\0', len) != NULL ||
+	    !password_is_strong(password, len, u->username))
+		return WEAVE_ERR_WEAK_PASSWORD;
+	if (password_hash(password, len, (int)req->cfg->password_cost, hash,
+			  sizeof hash) < 0)
+		return -1;
+	if (db_user_set_password(u->id, hash) != DB_OK ||
+	    db_reset_clear(u->id) != DB_OK)
+		return -1;
+	log_info("password of %s changed", u->username);
+	return 0;
+}
+
+/*
+ * POST user/<u>/password, body = the new password as raw text.
+ * Authenticated by Basic auth, or by X-Weave-Password-Reset: <code>
+ * instead. 200 "success"; 400 7 empty; 400 9 weak; 400 10 wrong or
+ * expired reset code; 401; 404 unknown user (reset code path); 503.
+ */
+int user_change_password(struct request *req, struct response *resp)
+{
+	struct user loaded;
+	const struct user *u = req->user;
+	int status;
+
+	memset(&loaded, 0, sizeof loaded);
+	if (u == NULL) {
+		/* The gate let us in on the strength of a reset code: check it. */
+		unsigned char hash[32];
+		const char *code = request_header(req, "X-Weave-Password-Reset");
+		enum db_status st = db_user_get(req->path_user, USER_LOCK_EXCLUSIVE,
+						&loaded);
+		if (st == DB_NOT_FOUND) {
+			resp_error(resp, 404, WEAVE_ERR_NONE);
+			return 404;
+		}
+		if (st != DB_OK)
+			return handler_db_failure(req, resp, st);
+		u = &loaded;
+		if (code == NULL || user_reset_code_hash(code, hash) < 0)
+			st = DB_NOT_FOUND;
+		else
+			st = db_reset_take(u->id, hash, (int64_t)time(NULL));
+		if (st == DB_NOT_FOUND) {
+			log_info("password change refused: wrong or expired reset code");
+			resp_error(resp, 400, WEAVE_ERR_RESET_CODE);
+			status = 400;
+			goto done;
+		}
+		if (st != DB_OK) {
+			status = handler_db_failure(req, resp, st);
+			goto done;
+		}
+	}
+	size_t len;
+	char *password = body_text(req, &len);
+	int rc = user_store_password(req, u, password, len);
+	OPENSSL_cleanse(password, len);
+	free(password);
+	if (rc > 0) {
+		resp_error(resp, 400, (enum weave_error)rc);
+		status = 400;
+	} else if (rc < 0) {
+		resp_error(resp, 503, WEAVE_ERR_NONE);
+		status = 503;
+	} else {
+		status = answer_text(resp, "success");
+	}
+done:
+	user_free(&loaded);
+	return status;
+}
+
+/* GET user/<u>/password_reset: mail a reset code. 200 "success"; 400 3 unknown user; 400 12 no e-mail; 503. */
+int user_request_reset(struct request *req, struct response *resp)
+{
+	struct user u;
+	enum db_status st = db_user_get(req->path_user, USER_LOCK_NONE, &u);
+	if (st == DB_NOT_FOUND) {
+		resp_error(resp, 400, WEAVE_ERR_USERNAME);
+		return 400;
+	}
+	if (st != DB_OK)
+		return handler_db_failure(req, resp, st);
+	int rc = user_send_reset_code(req, &u);
+	user_free(&u);
+	if (rc == WEAVE_ERR_NO_EMAIL) {
+		resp_error(resp, 400, WEAVE_ERR_NO_EMAIL);
+		return 400;
+	}
+	if (rc != 0) {
+		resp_error(resp, 503, WEAVE_ERR_NONE);
+		return 503;
+	}
+	return answer_text(resp, "success");
+}
+
+/* DELETE user/<u>/password_reset (Basic auth): forget a pending code. 200 "success"; 401; 503. */
+int user_clear_reset(struct request *req, struct response *resp)
+{
+	enum db_status st = db_reset_clear(req->user->id);
+	if (st != DB_OK)
+		return handler_db_failure(req, resp, st);
+	return answer_text(resp, "success");
+}
+
+/* POST user/<u>/email (Basic auth), body = the new address. 200 the address; 400 12 invalid; 401; 503. */
+int user_change_email(struct request *req, struct response *resp)
+{
+	size_t len;
+	char *text = body_text(req, &len);
+	char *start = text;
+	while (len > 0 && (*start == ' ' || *start == '\t' || *start == '\r' ||
+			   *start == '\n')) {
+		start++;
+		len--;
+	}
+	while (len > 0 && (start[len - 1] == ' ' || start[len - 1] == '\t' ||
+			   start[len - 1] == '\r' || start[len - 1] == '\n'))
+		len--;
+	start[len] = '\0';
+	int status;
+	if (!validate_email(start, len) || memchr(start, '\0', len) != NULL) {
+		resp_error(resp, 400, WEAVE_ERR_NO_EMAIL);
+		status = 400;
+	} else {
+		enum db_status st = db_user_set_email(req->user->id, start);
+		status = st == DB_OK ? answer_text(resp, start)
+				     : handler_db_failure(req, resp, st);
+	}
+	free(text);
+	return status;
+}
+
+/*
+ * DELETE user/<u>: the account and all its records, in one transaction.
+ * Basic auth as the user, or X-Weave-Secret with the admin secret.
+ * 200 "0" (as documented for User API 1.0); 401; 404 unknown user
+ * (admin secret path); 503.
+ */
+int user_delete(struct request *req, struct response *resp)
+{
+	struct user loaded;
+	int64_t id;
+
+	memset(&loaded, 0, sizeof loaded);
+	if (req->user != NULL) {
+		id = req->user->id;
+	} else {
+		enum db_status st = db_user_get(req->path_user, USER_LOCK_EXCLUSIVE,
+						&loaded);
+		if (st == DB_NOT_FOUND) {
+			resp_error(resp, 404, WEAVE_ERR_NONE);
+			return 404;
+		}
+		if (st != DB_OK)
+			return handler_db_failure(req, resp, st);
+		id = loaded.id;
+		user_free(&loaded);
+	}
+	enum db_status st = db_reset_clear(id);
+	if (st == DB_OK)
+		st = db_user_delete(id);
+	if (st != DB_OK && st != DB_NOT_FOUND)
+		return handler_db_failure(req, resp, st);
+	log_info("deleted account %s and its records", req->path_user);
+	return answer_text(resp, "0");
+}
+
+/* 400 1. */
+int user_unknown_action(struct request *req, struct response *resp)
+{
+	(void)req;
+	resp_error(resp, 400, WEAVE_ERR_ILLEGAL_METHOD);
+	return 400;
+}

@@ -1,0 +1,55 @@
+/*
+ * user_api.h - User API handlers (/user/1/, /user/1.0/ <user>[/...]):
+ * registration, node lookup, password change and reset, e-mail change,
+ * account deletion. Answers are text/plain without quotes or newline;
+ * errors are bare codes as elsewhere (PROTOCOL.md A.3, B 3.2).
+ *
+ * Also the pieces the password-reset pages share with the API.
+ */
+#ifndef WEAVE_USER_API_H
+#define WEAVE_USER_API_H
+
+#include <stdbool.h>
+
+#include "buf.h"
+#include "request.h"
+#include "response.h"
+
+struct user;
+
+int user_exists(struct request *req, struct response *resp);
+int user_create(struct request *req, struct response *resp);
+int user_node(struct request *req, struct response *resp);
+int user_change_password(struct request *req, struct response *resp);
+int user_request_reset(struct request *req, struct response *resp);
+int user_clear_reset(struct request *req, struct response *resp);
+int user_change_email(struct request *req, struct response *resp);
+int user_delete(struct request *req, struct response *resp);
+/* 400 1: an action the User API does not have. */
+int user_unknown_action(struct request *req, struct response *resp);
+
+/* The configured public_url, or one built from the request (ends in '/'). */
+void user_public_url(const struct request *req, struct buf *out);
+
+/* The X-Weave-Secret header equals the configured admin secret. */
+bool user_admin_secret_ok(const struct request *req);
+
+/*
+ * Make a reset code for u, keep its hash, and mail the link. Returns 0,
+ * WEAVE_ERR_NO_EMAIL when u has no address, or -1 when storing or
+ * mailing failed (logged).
+ */
+int user_send_reset_code(const struct request *req, const struct user *u);
+
+/*
+ * Check and hash a new password for u and store it (clearing any reset
+ * code). Returns 0, WEAVE_ERR_MISSING_PASSWORD, WEAVE_ERR_WEAK_PASSWORD,
+ * or -1 on a storage failure.
+ */
+int user_store_password(const struct request *req, const struct user *u,
+			const char *password, size_t len);
+
+/* Normalise a typed reset code and hash it (SHA-256); -1 if malformed. */
+int user_reset_code_hash(const char *code, unsigned char hash[32]);
+
+#endif
