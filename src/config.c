@@ -247,6 +247,16 @@ int config_parse(struct config *cfg, const char *name, const char *text,
 		while (v < q && is_blank(*v))
 			v++;
 
+		/* A blank inside the "key" means a missing '=' earlier on the
+		 * line: echo nothing, the text may be a secret. */
+		for (const char *k = p; k < key_end; k++) {
+			if (is_blank(*k)) {
+				snprintf(err, errlen,
+					 "%s:%zu: expected 'key = value' (the key has a blank in it)",
+					 name, line_no);
+				return -1;
+			}
+		}
 		const struct config_key *key = find_key(p, (size_t)(key_end - p));
 		if (key == NULL) {
 			snprintf(err, errlen, "%s:%zu: unknown key '%.*s'", name,

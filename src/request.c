@@ -128,7 +128,8 @@ static char *form_decode(const char *src, size_t len, size_t *out_len)
 
 /* Split the path after the mount point into decoded segments. */
 static enum request_parse_status split_path(struct request *req,
-					    const char *path, size_t len)
+					    const char *path, size_t len,
+					    bool decode)
 {
 	if (len == 0 || path[0] != '/')
 		return REQUEST_NOT_FOUND;
@@ -144,8 +145,9 @@ static enum request_parse_status split_path(struct request *req,
 			return len == 1 ? REQUEST_OK : REQUEST_NOT_FOUND;
 		if (req->nsegments == REQUEST_MAX_SEGMENTS)
 			return REQUEST_NOT_FOUND;
-		size_t decoded_len;
-		char *decoded = percent_decode(seg, seg_len, &decoded_len);
+		size_t decoded_len = seg_len;
+		char *decoded = decode ? percent_decode(seg, seg_len, &decoded_len)
+				       : xstrndup(seg, seg_len);
 		if (decoded == NULL)
 			return REQUEST_BAD_ENCODING;
 		req->segments[req->nsegments] = decoded;
@@ -218,7 +220,7 @@ enum request_parse_status request_parse_uri(struct request *req,
 		if (mount_len > 0 && script_name[mount_len - 1] == '/')
 			mount_len--;
 		if (path_len < mount_len ||
-		    memcmp(path, script_name, mount_len) != 0)
+		    (mount_len > 0 && memcmp(path, script_name, mount_len) != 0))
 			return REQUEST_NOT_FOUND;
 		path += mount_len;
 		path_len -= mount_len;
@@ -237,7 +239,9 @@ enum request_parse_status request_parse_uri(struct request *req,
 	}
 	if (path_len > 0 && path[0] != '/')
 		return REQUEST_NOT_FOUND;
-	enum request_parse_status st = split_path(req, path, path_len);
+	/* PATH_INFO (plain CGI) arrives decoded already: never decode twice. */
+	enum request_parse_status st =
+		split_path(req, path, path_len, request_uri != NULL);
 	if (st != REQUEST_OK)
 		return st;
 	if (query != NULL)

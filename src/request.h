@@ -35,8 +35,9 @@ struct query_param {
 enum request_parse_status {
 	REQUEST_OK,
 	REQUEST_BAD_ENCODING,  /* bad %XX or an encoded NUL: 400 */
-	REQUEST_TOO_LONG,      /* URI, segments or parameters over the limits: 414/400 */
-	REQUEST_NOT_FOUND,     /* not below the mount point, or empty segments: 404 */
+	REQUEST_TOO_LONG,      /* URI or query parameters over the limits: 400 */
+	REQUEST_NOT_FOUND,     /* not below the mount point, empty segments, or
+				* more segments than any route has: 404 */
 	REQUEST_PARSE__MAX
 };
 

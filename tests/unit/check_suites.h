@@ -10,5 +10,6 @@ Suite *request_suite(void);
 Suite *auth_suite(void);
 Suite *password_suite(void);
 Suite *validate_suite(void);
+Suite *captcha_suite(void);
 
 #endif
