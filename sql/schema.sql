@@ -32,6 +32,15 @@ CREATE TABLE IF NOT EXISTS users (
   UNIQUE KEY username (username)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
+-- Operator settings that every weave.fcgi process reads (within a few
+-- seconds), written by `weave-admin backoff` and `weave-admin maintenance`.
+-- They override the keys of the same name in weave.conf.
+CREATE TABLE IF NOT EXISTS settings (
+  name VARBINARY(64) NOT NULL,
+  value VARCHAR(255) NOT NULL,
+  PRIMARY KEY (name)
+) ENGINE=InnoDB;
+
 -- One pending password-reset code per user (only its SHA-256 is kept).
 CREATE TABLE IF NOT EXISTS reset_codes (
   user_id INT UNSIGNED NOT NULL,

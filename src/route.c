@@ -14,6 +14,7 @@
 #include "log.h"
 #include "password.h"
 #include "reset_page.h"
+#include "settings.h"
 #include "storage_api.h"
 #include "user_api.h"
 #include "util.h"
@@ -499,8 +500,7 @@ void route_dispatch(struct request *req, struct response *resp)
 	const struct config *cfg = req->cfg;
 	const struct route *r = NULL;
 
-	resp->backoff = cfg->backoff;
-	resp->retry_after = cfg->retry_after;
+	struct operator_settings ops;
 
 	req->method_name = request_env(req, "REQUEST_METHOD");
 	req->method = request_method_parse(req->method_name);
@@ -521,9 +521,13 @@ void route_dispatch(struct request *req, struct response *resp)
 	}
 	if (choose_route(req, resp, &r) < 0)
 		return;
-	if (cfg->maintenance) {
+	settings_current(cfg, now_centiseconds() / 100, &ops);
+	resp->backoff = ops.backoff;
+	resp->retry_after = ops.retry_after;
+	if (ops.maintenance) {
+		log_info("maintenance mode: answering 503");
 		if (resp->backoff <= 0)
-			resp->backoff = cfg->retry_after;
+			resp->backoff = ops.retry_after;
 		resp_error(resp, 503, WEAVE_ERR_NONE);
 		return;
 	}
