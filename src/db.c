@@ -368,23 +368,25 @@ done:
 	return st;
 }
 
+/* MariaDB's limit on placeholders in one statement. */
+#define MAX_PARAMS 65535
+
 static enum db_status run_once(const char *sql, const struct db_param *params,
 			       size_t nparams, db_row_fn row_fn, void *ctx,
 			       uint64_t *affected)
 {
 	enum db_status st = DB_OK;
-	MYSQL_BIND binds[256];
 
 	MYSQL_STMT *stmt = statement_for(sql, &st);
 	if (stmt == NULL)
 		return st;
-	if (mysql_stmt_param_count(stmt) != nparams || nparams > 256) {
+	if (mysql_stmt_param_count(stmt) != nparams || nparams > MAX_PARAMS) {
 		log_error("statement expects %lu parameters, got %zu: %.120s",
 			  mysql_stmt_param_count(stmt), nparams, sql);
 		return DB_ERROR;
 	}
-	memset(binds, 0, sizeof(MYSQL_BIND) * (nparams ? nparams : 1));
-	unsigned long lengths[256];
+	MYSQL_BIND *binds = xcalloc(nparams ? nparams : 1, sizeof *binds);
+	unsigned long *lengths = xcalloc(nparams ? nparams : 1, sizeof *lengths);
 	for (size_t i = 0; i < nparams; i++) {
 		const struct db_param *p = &params[i];
 		switch (p->type) {
@@ -404,11 +406,14 @@ static enum db_status run_once(const char *sql, const struct db_param *params,
 			break;
 		}
 	}
-	if (nparams > 0 && mysql_stmt_bind_param(stmt, binds) != 0)
-		return classify(mysql_stmt_errno(stmt), mysql_stmt_error(stmt), "bind");
-	if (mysql_stmt_execute(stmt) != 0)
-		return classify(mysql_stmt_errno(stmt), mysql_stmt_error(stmt),
-				"execute");
+	if (nparams > 0 && mysql_stmt_bind_param(stmt, binds) != 0) {
+		st = classify(mysql_stmt_errno(stmt), mysql_stmt_error(stmt), "bind");
+		goto done;
+	}
+	if (mysql_stmt_execute(stmt) != 0) {
+		st = classify(mysql_stmt_errno(stmt), mysql_stmt_error(stmt), "execute");
+		goto done;
+	}
 	MYSQL_RES *meta = mysql_stmt_result_metadata(stmt);
 	if (meta != NULL) {
 		st = fetch_rows(stmt, meta, row_fn, ctx);
@@ -418,6 +423,9 @@ static enum db_status run_once(const char *sql, const struct db_param *params,
 	} else if (affected != NULL) {
 		*affected = mysql_stmt_affected_rows(stmt);
 	}
+done:
+	free(binds);
+	free(lengths);
 	return st;
 }
 

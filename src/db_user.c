@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "buf.h"
 #include "util.h"
 
 enum user_stmt {
@@ -38,7 +39,7 @@ static const char *const user_sql[USER_STMT__MAX] = {
 	[USER_GET_EXCLUSIVE] = USER_COLUMNS " FOR UPDATE",
 	[USER_EXISTS] = "SELECT 1 FROM users WHERE username = ?",
 	[USER_INSERT] = "INSERT INTO users (username, password_hash, email, "
-			"created) VALUES (?, ?, ?, ?)",
+			"node, created) VALUES (?, ?, ?, ?, ?)",
 	[USER_DELETE_RECORDS] = "DELETE FROM wbo WHERE user_id = ?",
 	[USER_DELETE] = "DELETE FROM users WHERE id = ?",
 	[USER_SET_PASSWORD] = "UPDATE users SET password_hash = ? WHERE id = ?",
@@ -133,15 +134,16 @@ enum db_status db_user_exists(const char *username, int *exists)
 }
 
 enum db_status db_user_create(const char *username, const char *password_hash,
-			      const char *email, int64_t *id)
+			      const char *email, const char *node, int64_t *id)
 {
 	struct db_param p[] = {
 		DB_CSTR(username),
 		DB_CSTR(password_hash),
 		email ? DB_CSTR(email) : DB_NULL,
+		node ? DB_CSTR(node) : DB_NULL,
 		DB_INT(time(NULL)),
 	};
-	enum db_status st = db_run(user_sql[USER_INSERT], p, 4, NULL, NULL, NULL);
+	enum db_status st = db_run(user_sql[USER_INSERT], p, 5, NULL, NULL, NULL);
 	if (st == DB_OK && id != NULL) {
 		struct user u;
 		st = db_user_get(username, USER_LOCK_NONE, &u);
@@ -272,4 +274,148 @@ void user_free(struct user *u)
 	u->email = NULL;
 	u->node = NULL;
 	u->alert = NULL;
+}
+
+/* ---- for weave-admin (and db_node_pick for account creation) ----------- */
+
+enum user_admin_stmt {
+	NODE_COUNT,
+	NODE_PICK,
+	USER_SET_STATUS,
+	USER_SET_QUOTA,
+	USER_SET_ALERT,
+	USER_SET_NODE,
+	USER_CLEAR_EMAIL,
+	USER_RAISE_LAST_WRITE,
+	USER_ADMIN_STMT__MAX
+};
+
+static const char *const user_admin_sql[USER_ADMIN_STMT__MAX] = {
+	[NODE_COUNT] = "SELECT COUNT(*) FROM nodes",
+	[NODE_PICK] = "SELECT n.url FROM nodes n LEFT JOIN users u ON u.node = n.url "
+		      "GROUP BY n.url, n.capacity, n.created "
+		      "HAVING n.capacity IS NULL OR COUNT(u.id) < n.capacity "
+		      "ORDER BY COUNT(u.id), n.created, n.url LIMIT 1",
+	[USER_SET_STATUS] = "UPDATE users SET status = ? WHERE id = ?",
+	[USER_SET_QUOTA] = "UPDATE users SET quota_kb = ? WHERE id = ?",
+	[USER_SET_ALERT] = "UPDATE users SET alert = ? WHERE id = ?",
+	[USER_SET_NODE] = "UPDATE users SET node = ? WHERE id = ?",
+	[USER_CLEAR_EMAIL] = "UPDATE users SET email = NULL WHERE id = ?",
+	[USER_RAISE_LAST_WRITE] =
+		"UPDATE users SET last_write = GREATEST(last_write, ?) WHERE id = ?",
+};
+
+static int url_row(void *ctx, const struct db_value *row, size_t ncols)
+{
+	(void)ncols;
+	*(char **)ctx = dup_value(&row[0]);
+	return 1;
+}
+
+enum db_status db_node_pick(char **url)
+{
+	int64_t nodes = 0;
+	*url = NULL;
+	enum db_status st = db_run(user_admin_sql[NODE_COUNT], NULL, 0, count_row,
+				   &nodes, NULL);
+	if (st != DB_OK || nodes == 0)
+		return st;
+	st = db_run(user_admin_sql[NODE_PICK], NULL, 0, url_row, url, NULL);
+	if (st == DB_OK && *url == NULL)
+		return DB_NOT_FOUND;
+	return st;
+}
+
+enum db_status db_user_search(const struct user_filter *f, db_user_fn fn,
+			      void *ctx)
+{
+	static const char *const order[USER_SORT__MAX] = {
+		[USER_SORT_NAME] = " ORDER BY u.username",
+		[USER_SORT_USAGE] = " ORDER BY 12 DESC, u.username",
+		[USER_SORT_ACTIVITY] = " ORDER BY u.last_write DESC, u.username",
+	};
+	struct db_param p[5];
+	size_t n = 0;
+	struct buf sql;
+	struct list_ctx l = { fn, ctx };
+
+	buf_init(&sql, 4096);
+	/* Fixed fragments only; every value is a bound parameter. */
+	buf_puts(&sql, "SELECT u.id, u.username, u.password_hash, u.email, u.status, "
+		       "u.quota_kb, u.node, u.alert, u.last_write, u.created, "
+		       "COUNT(w.id), CAST(COALESCE(SUM(w.payload_size), 0) AS SIGNED) "
+		       "FROM users u LEFT JOIN wbo w ON w.user_id = u.id "
+		       "AND w.expires > ? WHERE 1 = 1");
+	p[n++] = DB_INT(f->now);
+	if (f->status != USER_ANY) {
+		buf_puts(&sql, " AND u.status = ?");
+		p[n++] = DB_INT(f->status == USER_ENABLED ? 1 : 0);
+	}
+	if (f->name_like != NULL) {
+		buf_puts(&sql, " AND u.username LIKE ?");
+		p[n++] = DB_CSTR(f->name_like);
+	}
+	if (f->node != NULL && f->node[0] == '\0') {
+		buf_puts(&sql, " AND u.node IS NULL");
+	} else if (f->node != NULL) {
+		buf_puts(&sql, " AND u.node = ?");
+		p[n++] = DB_CSTR(f->node);
+	}
+	buf_puts(&sql, " GROUP BY u.id");
+	buf_puts(&sql, order[f->sort < USER_SORT__MAX ? f->sort : USER_SORT_NAME]);
+	if (f->limit > 0) {
+		buf_puts(&sql, " LIMIT ?");
+		p[n++] = DB_INT(f->limit);
+	}
+	enum db_status st = db_run(sql.data, p, n, list_row, &l, NULL);
+	buf_free(&sql);
+	return st;
+}
+
+static enum db_status update_one(enum user_admin_stmt which, struct db_param value,
+				 int64_t id)
+{
+	struct db_param p[] = { value, DB_INT(id) };
+	uint64_t affected = 0;
+	enum db_status st = db_run(user_admin_sql[which], p, 2, NULL, NULL, &affected);
+	/* CLIENT_FOUND_ROWS: an unchanged row still counts as matched. */
+	if (st == DB_OK && affected == 0)
+		return DB_NOT_FOUND;
+	return st;
+}
+
+enum db_status db_user_set_status(int64_t id, int status)
+{
+	return update_one(USER_SET_STATUS, DB_INT(status), id);
+}
+
+enum db_status db_user_set_quota(int64_t id, int64_t quota_kb)
+{
+	return update_one(USER_SET_QUOTA, quota_kb < 0 ? DB_NULL : DB_INT(quota_kb), id);
+}
+
+enum db_status db_user_set_alert(int64_t id, const char *alert)
+{
+	return update_one(USER_SET_ALERT, alert ? DB_CSTR(alert) : DB_NULL, id);
+}
+
+enum db_status db_user_set_node(int64_t id, const char *node)
+{
+	return update_one(USER_SET_NODE, node ? DB_CSTR(node) : DB_NULL, id);
+}
+
+enum db_status db_user_clear_email(int64_t id)
+{
+	struct db_param p[] = { DB_INT(id) };
+	uint64_t affected = 0;
+	enum db_status st = db_run(user_admin_sql[USER_CLEAR_EMAIL], p, 1, NULL, NULL,
+				   &affected);
+	if (st == DB_OK && affected == 0)
+		return DB_NOT_FOUND;
+	return st;
+}
+
+enum db_status db_user_raise_last_write(int64_t id, int64_t at_least)
+{
+	return update_one(USER_RAISE_LAST_WRITE, DB_INT(at_least), id);
 }

@@ -33,9 +33,12 @@ enum user_lock {
 enum db_status db_user_get(const char *username, enum user_lock lock,
 			   struct user *out);
 enum db_status db_user_exists(const char *username, int *exists);
-/* DB_CONFLICT when the name is taken. */
+/*
+ * DB_CONFLICT when the name is taken. node is the account's storage node
+ * URL (see db_node_pick()), NULL for this server's public_url.
+ */
 enum db_status db_user_create(const char *username, const char *password_hash,
-			      const char *email, int64_t *id);
+			      const char *email, const char *node, int64_t *id);
 /* Removes the user's records and the account; run inside a transaction. */
 enum db_status db_user_delete(int64_t id);
 enum db_status db_user_set_password(int64_t id, const char *password_hash);
@@ -66,5 +69,52 @@ enum db_status db_registration_record(const char *address, int64_t now,
 				      int64_t forget_before);
 
 void user_free(struct user *u);
+
+/* ---- for weave-admin (and db_node_pick for account creation) ---------- */
+
+/*
+ * Choose the storage node for a new account (PROTOCOL.md B 4.9): the
+ * node of the nodes table that has room (fewer accounts than its
+ * capacity, or no capacity) and the fewest accounts, ties by age then
+ * URL. *url gets a malloc'd URL ending in '/', or NULL when the nodes
+ * table is empty, which means this server's public_url. DB_NOT_FOUND
+ * when nodes exist but every one is full. Concurrent sign-ups may
+ * overshoot a capacity by a few accounts.
+ */
+enum db_status db_node_pick(char **url);
+
+enum user_status_filter { USER_ANY, USER_ENABLED, USER_DISABLED };
+
+enum user_sort {
+	USER_SORT_NAME,     /* username */
+	USER_SORT_USAGE,    /* stored bytes, largest first */
+	USER_SORT_ACTIVITY, /* last write, most recent first */
+	USER_SORT__MAX
+};
+
+struct user_filter {
+	enum user_status_filter status;
+	const char *name_like; /* SQL LIKE pattern on the username, or NULL */
+	const char *node;      /* only accounts on this node URL; "" = on the
+				  default node (no node set); NULL = any */
+	enum user_sort sort;
+	int64_t limit;         /* 0: no limit */
+	int64_t now;           /* centiseconds: records expired by then are not counted */
+};
+
+/* Like db_user_list(), restricted, sorted and limited by f. */
+enum db_status db_user_search(const struct user_filter *f, db_user_fn fn,
+			      void *ctx);
+
+/* Column setters. DB_NOT_FOUND when no account has that id. */
+enum db_status db_user_set_status(int64_t id, int status);
+/* quota_kb -1: the configured default (NULL); 0: no quota. */
+enum db_status db_user_set_quota(int64_t id, int64_t quota_kb);
+/* NULL clears the alert / the node (back to public_url). */
+enum db_status db_user_set_alert(int64_t id, const char *alert);
+enum db_status db_user_set_node(int64_t id, const char *node);
+enum db_status db_user_clear_email(int64_t id);
+/* last_write = max(last_write, at_least). */
+enum db_status db_user_raise_last_write(int64_t id, int64_t at_least);
 
 #endif

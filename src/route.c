@@ -420,8 +420,10 @@ static int run_handler(struct request *req, struct response *resp,
 			enum auth_outcome a = authenticate(req, resp, r->flags, &user);
 			if (a == AUTH_RETRY)
 				goto retry;
-			if (a == AUTH_FAILED)
+			if (a == AUTH_FAILED) {
+				user_free(&user);
 				return resp->status;
+			}
 			req->user = &user;
 			if (user.alert != NULL && user.alert[0] != '\0')
 				resp_header(resp, "X-Weave-Alert", "%s", user.alert);

@@ -152,7 +152,8 @@ static int check_registration_rate(struct request *req, struct response *resp,
  * "captcha-response"}. 200 with the lower-case name; 400 11 registration
  * off; 400 6 bad JSON; 400 4 name taken; 400 12 bad e-mail; 400 15
  * e-mail does not hash to the name; 400 7 no password; 400 9 weak;
- * 400 2 captcha; 429 too many from this address; 503. X-Weave-Secret
+ * 400 2 captcha; 429 too many from this address; 503 (also when every
+ * storage node is full). The account goes to db_node_pick()'s node. X-Weave-Secret
  * equal to the configured admin secret skips the switch, captcha and
  * rate limit.
  */
@@ -231,7 +232,19 @@ int user_create(struct request *req, struct response *resp)
 		status = 503;
 		goto done;
 	}
-	st = db_user_create(req->path_user, hash, email, NULL);
+	/* A new account goes to the storage node with room (PROTOCOL.md B 4.9). */
+	char *node = NULL;
+	st = db_node_pick(&node);
+	if (st == DB_NOT_FOUND) {
+		log_warn("registration refused: every storage node is full "
+			 "(weave-admin node list)");
+		resp_error(resp, 503, WEAVE_ERR_NONE);
+		status = 503;
+		goto done;
+	}
+	if (st == DB_OK)
+		st = db_user_create(req->path_user, hash, email, node, NULL);
+	free(node);
 	if (st == DB_CONFLICT) {
 		resp_error(resp, 400, WEAVE_ERR_OVERWRITE);
 		status = 400;

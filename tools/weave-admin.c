@@ -1,591 +1,432 @@
-/* weave-admin.c - the administrator's tool: schema and user accounts. */
-#include <errno.h>
-#include <inttypes.h>
-#include <stdarg.h>
-#include <stdbool.h>
+/* weave-admin.c - the administrator's tool: the command table and the dispatcher. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <termios.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <json-c/json.h>
-#include <openssl/crypto.h>
-
-#include "auth.h"
-#include "buf.h"
-#include "config.h"
+#include "admin.h"
 #include "db.h"
-#include "db_user.h"
 #include "log.h"
-#include "password.h"
-#include "util.h"
-#include "validate.h"
-
-/* Exit codes, documented in --help and weave-admin(8). */
-enum exit_code {
-	EXIT_OK = 0,
-	EXIT_FAILED = 1,      /* the operation failed (e.g. no such user) */
-	EXIT_USAGE = 2,       /* bad command line */
-	EXIT_CONFIG = 3,      /* config file missing or wrong */
-	EXIT_DATABASE = 4,    /* database unreachable or refused the change */
-};
-
-#define SCHEMA_VERSION 1
-
-extern const char weave_schema_sql[];
-
-static struct config cfg;
-static const char *config_path;
-
-static const char usage_text[] =
-	"Usage: weave-admin [--config FILE] COMMAND [ARGS...]\n"
-	"\n"
-	"Administer a weave-server installation: its database schema and its\n"
-	"user accounts. Reads the same weave.conf as weave.fcgi.\n"
-	"\n"
-	"Commands:\n"
-	"  db init                   create the schema, or upgrade it in place\n"
-	"  db check                  report the schema version\n"
-	"  user add NAME [--email E] [--password-file FILE|-]\n"
-	"                            create an account (prompts for the password\n"
-	"                            without echo on a terminal)\n"
-	"  user delete NAME [--yes]  delete an account and all its records\n"
-	"  user passwd NAME [--password-file FILE|-]\n"
-	"                            set an account's password\n"
-	"  user list [--json]        list accounts with record counts and usage\n"
-	"\n"
-	"Options:\n"
-	"  --config FILE   config file (default: $WEAVE_CONFIG, else " WEAVE_DEFAULT_CONFIG ")\n"
-	"  --help          show this help (also after a command: user add --help)\n"
-	"  --version       show the version\n"
-	"\n"
-	"NAME is lower-cased; a NAME containing '@' is an e-mail login and is\n"
-	"stored under its Sync 1.1 hashed name (the address becomes the e-mail).\n"
-	"A password file holds the password on its first line; '-' reads stdin.\n"
-	"\n"
-	"Exit status: 0 success, 1 operation failed, 2 usage error,\n"
-	"3 configuration error, 4 database unavailable or error.\n";
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	fputs("weave-admin: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'weave-admin --help'.\n", stderr);
-	return EXIT_USAGE;
-}
-
-static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(int code, const char *fmt, ...)
-{
-	va_list ap;
-	fputs("weave-admin: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return code;
-}
-
-static int db_fail(enum db_status st, const char *what)
-{
-	if (st == DB_UNAVAILABLE)
-		return fail(EXIT_DATABASE,
-			    "cannot reach the database %s at %s:%lld (%s): %s",
-			    cfg.db_name, cfg.db_socket ? cfg.db_socket : cfg.db_host,
-			    (long long)cfg.db_port, what, db_last_error());
-	return fail(EXIT_DATABASE, "database error while %s: %s", what,
-		    db_last_error());
-}
-
-/* ---- options ---------------------------------------------------------- */
-
-struct options {
-	const char *email;
-	const char *password_file;
-	bool yes;
-	bool json;
-	bool help;
-	const char *args[4];
-	int nargs;
-};
-
-static int parse_options(int argc, char **argv, struct options *o)
-{
-	memset(o, 0, sizeof *o);
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--email") == 0 && i + 1 < argc)
-			o->email = argv[++i];
-		else if (strcmp(a, "--password-file") == 0 && i + 1 < argc)
-			o->password_file = argv[++i];
-		else if (strcmp(a, "--yes") == 0 || strcmp(a, "-y") == 0)
-			o->yes = true;
-		else if (strcmp(a, "--json") == 0)
-			o->json = true;
-		else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
-			o->help = true;
-		else if (a[0] == '-' && a[1] != '\0')
-			return usage_error("unknown or incomplete option '%s'", a);
-		else if (o->nargs < 4)
-			o->args[o->nargs++] = a;
-		else
-			return usage_error("too many arguments");
-	}
-	return 0;
-}
-
-/* ---- passwords -------------------------------------------------------- */
-
-static int read_line(FILE *f, struct buf *out)
-{
-	int c;
-	while ((c = fgetc(f)) != EOF && c != '\n')
-		if (buf_putc(out, (char)c) < 0)
-			return -1;
-	if (out->len > 0 && out->data[out->len - 1] == '\r')
-		out->data[--out->len] = '\0';
-	return (c == EOF && out->len == 0) ? -1 : 0;
-}
-
-static int prompt_hidden(const char *prompt, struct buf *out)
-{
-	struct termios saved, quiet;
-	FILE *tty = fopen("/dev/tty", "r+");
-	if (tty == NULL)
-		return -1;
-	fputs(prompt, tty);
-	fflush(tty);
-	tcgetattr(fileno(tty), &saved);
-	quiet = saved;
-	quiet.c_lflag &= ~(tcflag_t)ECHO;
-	tcsetattr(fileno(tty), TCSAFLUSH, &quiet);
-	int rc = read_line(tty, out);
-	tcsetattr(fileno(tty), TCSAFLUSH, &saved);
-	fputc('\n', tty);
-	fclose(tty);
-	return rc;
-}
-
-/* The new password from --password-file, or typed twice on a terminal. */
-static int get_new_password(const struct options *o, struct buf *pw)
-{
-	if (o->password_file != NULL) {
-		FILE *f = strcmp(o->password_file, "-") == 0
-				  ? stdin
-				  : fopen(o->password_file, "r");
-		if (f == NULL)
-			return fail(EXIT_FAILED, "cannot open password file %s: %s",
-				    o->password_file, strerror(errno));
-		int rc = read_line(f, pw);
-		if (f != stdin)
-			fclose(f);
-		if (rc < 0 || pw->len == 0)
-			return fail(EXIT_FAILED, "no password in %s",
-				    strcmp(o->password_file, "-") == 0
-					    ? "standard input"
-					    : o->password_file);
-		return EXIT_OK;
-	}
-	if (!isatty(STDIN_FILENO))
-		return usage_error("no terminal to ask for the password: use "
-				   "--password-file FILE or --password-file -");
-	struct buf again;
-	buf_init(&again, AUTH_PASSWORD_MAX);
-	int rc = EXIT_OK;
-	if (prompt_hidden("New password: ", pw) < 0 ||
-	    prompt_hidden("Repeat the password: ", &again) < 0)
-		rc = fail(EXIT_FAILED, "cannot read the password from the terminal");
-	else if (pw->len != again.len || memcmp(pw->data, again.data, pw->len) != 0)
-		rc = fail(EXIT_FAILED, "the passwords do not match");
-	buf_free_secret(&again);
-	return rc;
-}
-
-/* Hash a new password for username after the strength rule. */
-static int hash_new_password(const char *username, struct buf *pw, char *hash)
-{
-	if (memchr(pw->data, '\0', pw->len) != NULL)
-		return fail(EXIT_FAILED, "the password contains a NUL byte");
-	if (!password_is_strong(pw->data, pw->len, username))
-		return fail(EXIT_FAILED, "password too weak: it needs at least 8 "
-					 "bytes and must differ from the user name");
-	char utf8[AUTH_PASSWORD_MAX * 2 + 1];
-	size_t len = auth_password_to_utf8(pw->data, pw->len, utf8);
-	int rc = password_hash(utf8, len, (int)cfg.password_cost, hash,
-			       PASSWORD_HASH_MAX);
-	OPENSSL_cleanse(utf8, sizeof utf8);
-	if (rc < 0)
-		return fail(EXIT_FAILED, "cannot hash the password (OpenSSL failed)");
-	return EXIT_OK;
-}
-
-/* NAME as stored: lower case, e-mail logins hashed. *email_out gets the address. */
-static int account_name(const char *name, char out[USERNAME_MAX + 1],
-			const char **email_out)
-{
-	size_t len = strlen(name);
-	if (strchr(name, '@') != NULL) {
-		if (!validate_email(name, len))
-			return fail(EXIT_FAILED, "'%s' is not a valid e-mail login", name);
-		auth_email_to_username(name, len, out);
-		if (email_out != NULL)
-			*email_out = name;
-		return EXIT_OK;
-	}
-	if (!validate_username(name, len))
-		return fail(EXIT_FAILED,
-			    "invalid user name '%s': use 1-32 of A-Z a-z 0-9 . _ -", name);
-	memcpy(out, name, len + 1);
-	ascii_lower(out);
-	return EXIT_OK;
-}
-
-/* ---- commands --------------------------------------------------------- */
-
-static int int_row(void *ctx, const struct db_value *row, size_t ncols)
-{
-	(void)ncols;
-	*(int64_t *)ctx = row[0].is_null ? 0 : row[0].i;
-	return 0;
-}
-
-/* 0 when the schema is not installed yet. */
-static enum db_status schema_version(int64_t *version)
-{
-	int64_t tables = 0;
-	struct db_param p[] = { DB_CSTR(cfg.db_name) };
-	enum db_status st = db_run(
-		"SELECT COUNT(*) FROM information_schema.tables "
-		"WHERE table_schema = ? AND table_name = 'weave_schema'",
-		p, 1, int_row, &tables, NULL);
-	*version = 0;
-	if (st != DB_OK || tables == 0)
-		return st;
-	return db_run("SELECT MAX(version) FROM weave_schema", NULL, 0, int_row,
-		      version, NULL);
-}
 
 /*
- * Run the embedded schema: statements end with ';' at the end of a line.
- * Every statement is CREATE ... IF NOT EXISTS, so running it on an
- * installed schema adds only what is missing.
+ * Every command on one screen. The dispatcher matches the words, accepts
+ * only the options listed (plus --config and --help), checks the number
+ * of arguments, loads weave.conf, then runs the handler.
  */
-static enum db_status install_schema(void)
-{
-	struct buf stmt;
-	enum db_status st = DB_OK;
-	const char *p = weave_schema_sql;
+#define PW_FILE "[--password-file FILE|-]"
 
-	buf_init(&stmt, 1024 * 1024);
-	while (*p != '\0' && st == DB_OK) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		const char *start = p;
-		p += len + (nl ? 1 : 0);
-		while (len > 0 && (*start == ' ' || *start == '\t')) {
-			start++;
-			len--;
-		}
-		if (len == 0 || (len >= 2 && start[0] == '-' && start[1] == '-'))
-			continue;
-		buf_append(&stmt, start, len);
-		buf_putc(&stmt, '\n');
-		if (start[len - 1] == ';') {
-			st = db_exec_text(stmt.data);
-			buf_reset(&stmt);
-		}
-	}
-	buf_free(&stmt);
-	return st;
-}
+static const struct command commands[] = {
+	{ "db init", 0, 0, 0, cmd_db_init, "",
+	  "create the schema, or add what is missing",
+	  "Run the schema compiled into weave-admin: every statement is CREATE ...\n"
+	  "IF NOT EXISTS, so on an installed database only what is missing is\n"
+	  "added, and the schema version is recorded. Running it again is harmless." },
+	{ "db upgrade", 0, 0, 0, cmd_db_init, "",
+	  "same as db init",
+	  "Same as 'db init': bring an installed schema up to this version." },
+	{ "db check", 0, 0, 0, cmd_db_check, "",
+	  "report the schema version and verify tables and indexes",
+	  "Print the installed schema version and check that every table and\n"
+	  "index of the schema exists (information_schema). Exits 1 and names\n"
+	  "what is missing when something is; 'db upgrade' adds it." },
 
-static enum db_status record_version(void)
-{
-	struct db_param v[] = { DB_INT(SCHEMA_VERSION), DB_INT(time(NULL)) };
-	return db_run("INSERT INTO weave_schema (version, installed) VALUES (?, ?)",
-		      v, 2, NULL, NULL, NULL);
-}
+	{ "user add", 1, 1, OPT(OPT_EMAIL) | OPT(OPT_PASSWORD_FILE) | OPT(OPT_NODE),
+	  cmd_user_add, "NAME [--email ADDRESS] " PW_FILE " [--node URL|default]",
+	  "create an account",
+	  "Create an account. The password is asked twice without echo on a\n"
+	  "terminal, or read from the first line of --password-file ('-' is\n"
+	  "standard input). A NAME containing '@' is an e-mail login: it is\n"
+	  "stored under its Sync 1.1 hashed name and the address becomes the\n"
+	  "e-mail. The account goes to --node URL, 'default' (this server), or\n"
+	  "else to the storage node with room and the fewest accounts." },
+	{ "user delete", 1, 1, OPT(OPT_YES), cmd_user_delete, "NAME [--yes]",
+	  "delete an account and all its records",
+	  "Delete the account and every record it has, in one transaction.\n"
+	  "Asks for confirmation on a terminal; --yes skips the question (needed\n"
+	  "when standard input is not a terminal)." },
+	{ "user list", 0, 0,
+	  OPT(OPT_ENABLED) | OPT(OPT_DISABLED) | OPT(OPT_NAME_LIKE) | OPT(OPT_NODE) |
+		  OPT(OPT_SORT) | OPT(OPT_LIMIT) | OPT(OPT_JSON),
+	  cmd_user_list,
+	  "[--enabled|--disabled] [--name-like PATTERN] [--node URL|default]\n"
+	  "                      [--sort name|usage|activity] [--limit N] [--json]",
+	  "list accounts with usage and last activity",
+	  "List accounts with their status, unexpired records and stored bytes,\n"
+	  "last write and e-mail. --name-like takes an SQL LIKE pattern ('%' any\n"
+	  "text, '_' one character). --node keeps the accounts of one node\n"
+	  "('default': those on this server). --sort usage puts the largest\n"
+	  "first, activity the most recently written." },
+	{ "user show", 1, 1, OPT(OPT_JSON), cmd_user_show, "NAME [--json]",
+	  "show one account: quota, usage per collection, node, status",
+	  "Show an account: status, e-mail, node, quota and usage, alert,\n"
+	  "creation time, last write, and records, bytes and newest timestamp\n"
+	  "per collection." },
+	{ "user passwd", 1, 1, OPT(OPT_PASSWORD_FILE), cmd_user_passwd,
+	  "NAME " PW_FILE, "set an account's password",
+	  "Set a new password (asked twice on a terminal, or --password-file)." },
+	{ "user email", 1, 2, OPT(OPT_CLEAR), cmd_user_email, "NAME ADDRESS|--clear",
+	  "set or clear an account's e-mail address",
+	  "Set the address that password-reset mails go to, or remove it." },
+	{ "user quota", 2, 2, 0, cmd_user_quota, "NAME KB|default|none",
+	  "set an account's quota",
+	  "Set the account's quota in KB; 'default' follows quota_kb of\n"
+	  "weave.conf, 'none' (or 0) means no quota." },
+	{ "user disable", 1, 1, 0, cmd_user_disable, "NAME",
+	  "refuse the account's logins (data is kept)",
+	  "Disable the account: every request with its credentials gets 401.\n"
+	  "Its records stay." },
+	{ "user enable", 1, 1, 0, cmd_user_enable, "NAME",
+	  "allow a disabled account again", "Enable a disabled account again." },
+	{ "user alert", 1, 2, OPT(OPT_CLEAR), cmd_user_alert, "NAME TEXT|--clear",
+	  "set or clear the X-Weave-Alert text of an account",
+	  "Set the text sent as X-Weave-Alert on the account's authenticated\n"
+	  "responses (printable text, at most 1024 bytes), or remove it." },
+	{ "user node", 2, 2, 0, cmd_user_node, "NAME URL|default",
+	  "set an account's storage node URL",
+	  "Set the URL that node/weave answers for the account ('default': this\n"
+	  "server's public_url). The URL is normalised to end in '/'. The data\n"
+	  "is not moved: see export and import." },
 
-static int cmd_db(const struct options *o)
-{
-	int64_t version;
-	enum db_status st;
+	{ "node add", 1, 1, OPT(OPT_CAPACITY), cmd_node_add, "URL [--capacity N]",
+	  "add a storage node for new accounts",
+	  "Add a storage node. New accounts go to the node with room and the\n"
+	  "fewest accounts; --capacity limits how many accounts a node takes\n"
+	  "(default: unlimited). While the node table is empty every account\n"
+	  "lives on this server." },
+	{ "node capacity", 2, 2, 0, cmd_node_capacity, "URL N|unlimited",
+	  "change a node's capacity", "Change how many accounts a node takes." },
+	{ "node list", 0, 0, OPT(OPT_JSON), cmd_node_list, "[--json]",
+	  "list nodes with capacity and accounts",
+	  "List the storage nodes with their capacity and assigned accounts." },
+	{ "node remove", 1, 1, 0, cmd_node_remove, "URL",
+	  "remove a node that has no accounts",
+	  "Remove a storage node. Refused while accounts are assigned to it:\n"
+	  "move them first with 'node assign'." },
+	{ "node assign", 1, 2, 0, cmd_node_assign, "NAME [URL]",
+	  "assign an account to a node (or to the emptiest)",
+	  "Assign the account to the node URL (which must be in the node list),\n"
+	  "or without URL to the node with room and the fewest accounts. The\n"
+	  "data is not moved: see export and import." },
 
-	if (o->nargs != 1)
-		return usage_error("db: expected 'init' or 'check'");
-	st = schema_version(&version);
-	if (st != DB_OK)
-		return db_fail(st, "reading the schema version");
-	if (strcmp(o->args[0], "check") == 0) {
-		if (version == 0)
-			return fail(EXIT_FAILED, "no weave schema in database %s: "
-						 "run 'weave-admin db init'", cfg.db_name);
-		printf("schema version %" PRId64 " (this weave-admin: %d)%s\n",
-		       version, SCHEMA_VERSION,
-		       version == SCHEMA_VERSION ? ", up to date" : ", needs 'db init'");
-		return version == SCHEMA_VERSION ? EXIT_OK : EXIT_FAILED;
-	}
-	if (strcmp(o->args[0], "init") != 0)
-		return usage_error("db: unknown subcommand '%s'", o->args[0]);
-	if (version > SCHEMA_VERSION)
-		return fail(EXIT_FAILED,
-			    "database schema version %" PRId64 " is newer than this "
-			    "weave-admin understands (%d): upgrade weave-server",
-			    version, SCHEMA_VERSION);
-	st = install_schema();
-	if (st != DB_OK)
-		return db_fail(st, "installing the schema");
-	if (version == SCHEMA_VERSION) {
-		printf("schema version %d is installed and up to date\n", SCHEMA_VERSION);
-		return EXIT_OK;
-	}
-	/* Later versions apply their numbered upgrade steps here, in order. */
-	st = record_version();
-	if (st != DB_OK)
-		return db_fail(st, "recording the schema version");
-	printf("installed schema version %d in database %s\n", SCHEMA_VERSION,
-	       cfg.db_name);
-	return EXIT_OK;
-}
+	{ "purge", 0, 0, OPT(OPT_BATCH) | OPT(OPT_PAUSE) | OPT(OPT_DRY_RUN) | OPT(OPT_QUIET),
+	  cmd_purge, "[--batch N] [--pause MS] [--dry-run] [--quiet]",
+	  "remove expired (ttl) records in small batches",
+	  "Delete records whose ttl has expired, --batch records (default 1000)\n"
+	  "per short transaction with a --pause (default 50 ms) between batches,\n"
+	  "so it can run from cron while the server serves. --dry-run only\n"
+	  "counts; --quiet prints nothing on success." },
+	{ "stats", 0, 0, OPT(OPT_TOP) | OPT(OPT_JSON), cmd_stats, "[--top N] [--json]",
+	  "users, records and bytes per collection, largest users",
+	  "Print account counts, unexpired records and bytes per collection,\n"
+	  "expired records waiting for purge, and the --top (default 10)\n"
+	  "largest accounts." },
+	{ "export", 1, 2, OPT(OPT_QUIET), cmd_export, "NAME [FILE|-] [--quiet]",
+	  "write an account's records as JSON lines",
+	  "Write every record of the account, expired ones included, to FILE\n"
+	  "(default '-', standard output) as JSON lines, one object per record\n"
+	  "with every column:\n"
+	  "  {\"collection\":C,\"id\":I,\"parentid\":P|null,\"predecessorid\":P|null,\n"
+	  "   \"sortindex\":N|null,\"modified\":CENTISECONDS,\"expires\":CENTISECONDS|null,\n"
+	  "   \"payload\":S|null}\n"
+	  "modified and expires are integer centiseconds (modified 126540283712\n"
+	  "is 1265402837.12 on the wire); expires null means no ttl. Records are\n"
+	  "ordered by collection and id, so two exports of the same data are\n"
+	  "byte-identical. A FILE is written to a temporary name and renamed." },
+	{ "import", 2, 2, OPT(OPT_REPLACE) | OPT(OPT_QUIET), cmd_import,
+	  "NAME FILE|- [--replace] [--quiet]",
+	  "restore records written by export, in one transaction",
+	  "Restore records from an export file into an existing account, exactly\n"
+	  "(ids, timestamps, sortindex, expiry), in one transaction: a bad line\n"
+	  "changes nothing. Records with the same collection and id are\n"
+	  "replaced; --replace first deletes every record the account has. The\n"
+	  "account's last write is raised to the newest imported timestamp." },
+	{ "migrate", 0, 0,
+	  OPT(OPT_FROM) | OPT(OPT_FORMAT) | OPT(OPT_PASSWORD_FILE) | OPT(OPT_DRY_RUN) |
+		  OPT(OPT_QUIET),
+	  cmd_migrate,
+	  "--from sqlite:PATH|mysql://USER[:PASS]@HOST[:PORT]/DB\n"
+	  "                      [--format minimal|fsyncms|php] " PW_FILE "\n"
+	  "                      [--dry-run] [--quiet]",
+	  "import users and data from a legacy Weave server database",
+	  "Copy accounts and their records from a Weave Minimal or FSyncMS\n"
+	  "database (SQLite file or MySQL: --format minimal or fsyncms, the same\n"
+	  "schema) or from the original PHP server's MySQL database (--format\n"
+	  "php). Without --format it is guessed from the tables. Timestamps in\n"
+	  "seconds become centiseconds by rounding; PHP collection ids become\n"
+	  "names. Password hashes (MD5, {SSHA}, {SSHA-256}) are kept as they are\n"
+	  "and replaced by scrypt at each user's next login. Each account is\n"
+	  "copied in one transaction; accounts that already exist are skipped,\n"
+	  "so an interrupted run can be repeated. The source is only read. The\n"
+	  "MySQL password may come from --password-file instead of the URL;\n"
+	  "?socket=PATH after the database name connects through a Unix socket.\n"
+	  "--dry-run reports the users and records per collection it would copy." },
 
-static int cmd_user_add(const struct options *o)
-{
-	char name[USERNAME_MAX + 1], hash[PASSWORD_HASH_MAX];
-	const char *email = o->email;
-	struct buf pw;
-	int rc;
-
-	if (o->nargs != 2)
-		return usage_error("user add: expected NAME");
-	rc = account_name(o->args[1], name, email ? NULL : &email);
-	if (rc != EXIT_OK)
-		return rc;
-	if (email != NULL && !validate_email(email, strlen(email)))
-		return fail(EXIT_FAILED, "'%s' is not a valid e-mail address", email);
-	int exists = 0;
-	enum db_status st = db_user_exists(name, &exists);
-	if (st != DB_OK)
-		return db_fail(st, "looking up the user");
-	if (exists)
-		return fail(EXIT_FAILED, "user %s already exists", name);
-	buf_init(&pw, AUTH_PASSWORD_MAX);
-	rc = get_new_password(o, &pw);
-	if (rc == EXIT_OK)
-		rc = hash_new_password(name, &pw, hash);
-	buf_free_secret(&pw);
-	if (rc != EXIT_OK)
-		return rc;
-	st = db_user_create(name, hash, email, NULL);
-	if (st == DB_CONFLICT)
-		return fail(EXIT_FAILED, "user %s already exists", name);
-	if (st != DB_OK)
-		return db_fail(st, "creating the user");
-	printf("created user %s\n", name);
-	return EXIT_OK;
-}
-
-static int cmd_user_passwd(const struct options *o)
-{
-	char name[USERNAME_MAX + 1], hash[PASSWORD_HASH_MAX];
-	struct user u;
-	struct buf pw;
-
-	if (o->nargs != 2)
-		return usage_error("user passwd: expected NAME");
-	int rc = account_name(o->args[1], name, NULL);
-	if (rc != EXIT_OK)
-		return rc;
-	enum db_status st = db_user_get(name, USER_LOCK_NONE, &u);
-	if (st == DB_NOT_FOUND)
-		return fail(EXIT_FAILED, "no such user: %s", name);
-	if (st != DB_OK)
-		return db_fail(st, "looking up the user");
-	buf_init(&pw, AUTH_PASSWORD_MAX);
-	rc = get_new_password(o, &pw);
-	if (rc == EXIT_OK)
-		rc = hash_new_password(name, &pw, hash);
-	buf_free_secret(&pw);
-	if (rc == EXIT_OK) {
-		st = db_user_set_password(u.id, hash);
-		if (st != DB_OK)
-			rc = db_fail(st, "setting the password");
-		else
-			printf("password of %s changed\n", name);
-	}
-	user_free(&u);
-	return rc;
-}
-
-static bool confirm(const char *question)
-{
-	char answer[16];
-	fputs(question, stderr);
-	fflush(stderr);
-	if (fgets(answer, sizeof answer, stdin) == NULL)
-		return false;
-	return answer[0] == 'y' || answer[0] == 'Y';
-}
-
-static int cmd_user_delete(const struct options *o)
-{
-	char name[USERNAME_MAX + 1];
-	struct user u;
-
-	if (o->nargs != 2)
-		return usage_error("user delete: expected NAME");
-	int rc = account_name(o->args[1], name, NULL);
-	if (rc != EXIT_OK)
-		return rc;
-	if (!o->yes && !isatty(STDIN_FILENO))
-		return usage_error("user delete: not on a terminal, so add --yes "
-				   "to delete %s and all its data", name);
-	enum db_status st = db_user_get(name, USER_LOCK_NONE, &u);
-	if (st == DB_NOT_FOUND)
-		return fail(EXIT_FAILED, "no such user: %s", name);
-	if (st != DB_OK)
-		return db_fail(st, "looking up the user");
-	if (!o->yes) {
-		char question[128];
-		snprintf(question, sizeof question,
-			 "Delete user %s and all of its records? [y/N] ", name);
-		if (!confirm(question)) {
-			user_free(&u);
-			return fail(EXIT_FAILED, "not deleted");
-		}
-	}
-	st = db_begin();
-	if (st == DB_OK)
-		st = db_user_delete(u.id);
-	if (st == DB_OK)
-		st = db_commit();
-	else
-		db_rollback();
-	user_free(&u);
-	if (st != DB_OK)
-		return db_fail(st, "deleting the user");
-	printf("deleted user %s and its records\n", name);
-	return EXIT_OK;
-}
-
-struct list_ctx {
-	bool json;
-	struct json_object *array;
+	{ "backoff", 1, 1, 0, cmd_backoff, "SECONDS|off|default",
+	  "send X-Weave-Backoff on every response",
+	  "Make every process add X-Weave-Backoff: SECONDS (1-86400) within\n"
+	  "5 seconds; 'off' stops it, 'default' follows weave.conf again." },
+	{ "maintenance", 1, 1, OPT(OPT_RETRY_AFTER), cmd_maintenance,
+	  "on|off|default [--retry-after SECONDS]",
+	  "answer every request with 503 (or stop doing so)",
+	  "'on': every request gets 503 with Retry-After and X-Weave-Backoff\n"
+	  "within 5 seconds; 'off' serves again; 'default' follows weave.conf.\n"
+	  "--retry-after sets the Retry-After seconds (1-86400) sent with 503." },
+	{ "status", 0, 0, OPT(OPT_JSON), cmd_settings, "[--json]",
+	  "show backoff, maintenance and retry_after in force",
+	  "Show the operator settings in force and where each comes from\n"
+	  "(the database, set by weave-admin, or weave.conf)." },
+	{ "settings", 0, 0, OPT(OPT_JSON), cmd_settings, "[--json]",
+	  "same as status", "Same as 'status'." },
 };
 
-static int list_one(void *ctx, const struct user *u, int64_t records, int64_t bytes)
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+/* Options: name, short name, and whether a value follows. */
+static const struct {
+	const char *name;
+	const char *short_name;
+	bool has_value;
+} options[OPT__MAX] = {
+	[OPT_CONFIG] = { "--config", NULL, true },
+	[OPT_HELP] = { "--help", "-h", false },
+	[OPT_JSON] = { "--json", NULL, false },
+	[OPT_YES] = { "--yes", "-y", false },
+	[OPT_QUIET] = { "--quiet", "-q", false },
+	[OPT_EMAIL] = { "--email", NULL, true },
+	[OPT_PASSWORD_FILE] = { "--password-file", NULL, true },
+	[OPT_NODE] = { "--node", NULL, true },
+	[OPT_ENABLED] = { "--enabled", NULL, false },
+	[OPT_DISABLED] = { "--disabled", NULL, false },
+	[OPT_NAME_LIKE] = { "--name-like", NULL, true },
+	[OPT_SORT] = { "--sort", NULL, true },
+	[OPT_LIMIT] = { "--limit", NULL, true },
+	[OPT_CAPACITY] = { "--capacity", NULL, true },
+	[OPT_CLEAR] = { "--clear", NULL, false },
+	[OPT_RETRY_AFTER] = { "--retry-after", NULL, true },
+	[OPT_FROM] = { "--from", NULL, true },
+	[OPT_FORMAT] = { "--format", NULL, true },
+	[OPT_DRY_RUN] = { "--dry-run", "-n", false },
+	[OPT_BATCH] = { "--batch", NULL, true },
+	[OPT_PAUSE] = { "--pause", NULL, true },
+	[OPT_TOP] = { "--top", NULL, true },
+	[OPT_REPLACE] = { "--replace", NULL, false },
+};
+
+static const char exit_text[] =
+	"Exit status: 0 success, 1 the operation failed (e.g. no such user),\n"
+	"2 usage error, 3 configuration error, 4 database unavailable or error.\n";
+
+static void print_overview(FILE *out, const char *group)
 {
-	struct list_ctx *l = ctx;
-	char last[32] = "never";
-	if (u->last_write > 0)
-		format_timestamp(u->last_write, last, sizeof last);
-	if (l->json) {
-		struct json_object *o = json_object_new_object();
-		json_object_object_add(o, "username", json_object_new_string(u->username));
-		json_object_object_add(o, "email", u->email ? json_object_new_string(u->email) : NULL);
-		json_object_object_add(o, "enabled", json_object_new_boolean(u->status == 1));
-		json_object_object_add(o, "records", json_object_new_int64(records));
-		json_object_object_add(o, "bytes", json_object_new_int64(bytes));
-		json_object_object_add(o, "quota_kb", u->quota_kb >= 0 ? json_object_new_int64(u->quota_kb) : NULL);
-		json_object_object_add(o, "node", u->node ? json_object_new_string(u->node) : NULL);
-		json_object_object_add(o, "last_write", u->last_write > 0 ? json_object_new_double_s((double)u->last_write / 100.0, last) : NULL);
-		json_object_array_add(l->array, o);
-	} else {
-		printf("%-32s %-8s %10" PRId64 " %12" PRId64 "  %-14s %s\n", u->username,
-		       u->status == 1 ? "enabled" : "disabled", records,
-		       (bytes + 1023) / 1024, last, u->email ? u->email : "-");
+	fputs("Usage: weave-admin [--config FILE] COMMAND [ARGS...] [--help]\n\n", out);
+	if (group == NULL)
+		fputs("Administer a weave-server installation: schema, accounts, storage\n"
+		      "nodes, data and operator settings. Reads the same weave.conf as\n"
+		      "weave.fcgi.\n\n",
+		      out);
+	fputs("Commands:\n", out);
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		const struct command *c = &commands[i];
+		size_t glen = group ? strlen(group) : 0;
+		if (group != NULL && (strncmp(c->words, group, glen) != 0 ||
+				      c->words[glen] != ' '))
+			continue;
+		fprintf(out, "  %-16s %s\n", c->words, c->summary);
 	}
-	return 0;
+	fputs("\nOptions:\n"
+	      "  --config FILE   config file (default: $WEAVE_CONFIG, else " WEAVE_DEFAULT_CONFIG ")\n"
+	      "  --help          show help; after a command, that command's help\n"
+	      "  --version       show the version\n\n",
+	      out);
+	fputs("'weave-admin COMMAND --help' shows a command's arguments and options;\n"
+	      "weave-admin(8) has everything.\n\n", out);
+	fputs(exit_text, out);
 }
 
-static int cmd_user_list(const struct options *o)
+static void print_command_help(const struct command *c)
 {
-	struct list_ctx l = { o->json, NULL };
-	if (o->nargs != 1)
-		return usage_error("user list: takes no arguments");
-	if (l.json)
-		l.array = json_object_new_array();
-	else
-		printf("%-32s %-8s %10s %12s  %-14s %s\n", "USER", "STATUS", "RECORDS",
-		       "KB", "LAST WRITE", "EMAIL");
-	enum db_status st = db_user_list(list_one, &l);
-	if (st != DB_OK) {
-		json_object_put(l.array);
-		return db_fail(st, "listing users");
+	printf("Usage: weave-admin [--config FILE] %s %s\n\n%s\n\n", c->words,
+	       c->synopsis, c->help);
+	fputs(exit_text, stdout);
+}
+
+/* Is word the first word of some command ("user", "node", "db")? */
+static bool is_group(const char *word)
+{
+	size_t len = strlen(word);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strncmp(commands[i].words, word, len) == 0 &&
+		    commands[i].words[len] == ' ')
+			return true;
+	return false;
+}
+
+/* "add, delete, list, ..." for a group word. */
+static void group_words(const char *group, char *out, size_t cap)
+{
+	size_t len = strlen(group), used = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < NCOMMANDS && used < cap; i++) {
+		const char *w = commands[i].words;
+		if (strncmp(w, group, len) != 0 || w[len] != ' ')
+			continue;
+		int n = snprintf(out + used, cap - used, "%s%s", used ? ", " : "", w + len + 1);
+		if (n < 0)
+			break;
+		used += (size_t)n;
 	}
-	if (l.json) {
-		puts(json_object_to_json_string_ext(l.array, JSON_C_TO_STRING_PRETTY |
-							     JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(l.array);
+}
+
+/* The command named by argv[0] (and argv[1]); *used gets the word count. */
+static const struct command *find_command(int argc, char **argv, int *used)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		const char *w = commands[i].words;
+		const char *space = strchr(w, ' ');
+		if (space == NULL) {
+			if (strcmp(w, argv[0]) == 0) {
+				*used = 1;
+				return &commands[i];
+			}
+			continue;
+		}
+		size_t glen = (size_t)(space - w);
+		if (argc >= 2 && strlen(argv[0]) == glen &&
+		    strncmp(w, argv[0], glen) == 0 && strcmp(space + 1, argv[1]) == 0) {
+			*used = 2;
+			return &commands[i];
+		}
+	}
+	return NULL;
+}
+
+static int option_index(const char *arg, size_t len)
+{
+	for (int o = 0; o < OPT__MAX; o++) {
+		const char *n = options[o].name;
+		const char *s = options[o].short_name;
+		if ((strlen(n) == len && strncmp(n, arg, len) == 0) ||
+		    (s != NULL && strlen(s) == len && strncmp(s, arg, len) == 0))
+			return o;
+	}
+	return -1;
+}
+
+/* Options and positional arguments after the command words. */
+static int parse_args(const struct command *c, int argc, char **argv,
+		      struct args *a)
+{
+	bool only_positional = false;
+	memset(a, 0, sizeof *a);
+	for (int i = 0; i < argc; i++) {
+		const char *arg = argv[i];
+		if (only_positional || arg[0] != '-' || arg[1] == '\0') {
+			if (a->npos == ARGS_MAX || a->npos >= c->max_args)
+				return usage_error("too many arguments ('%s')", arg);
+			a->pos[a->npos++] = arg;
+			continue;
+		}
+		if (strcmp(arg, "--") == 0) {
+			only_positional = true;
+			continue;
+		}
+		const char *eq = strchr(arg, '=');
+		size_t len = eq && arg[1] == '-' ? (size_t)(eq - arg) : strlen(arg);
+		int o = option_index(arg, len);
+		if (o < 0)
+			return usage_error("unknown option '%.*s'", (int)len, arg);
+		if (o != OPT_CONFIG && o != OPT_HELP && !(c->options & OPT(o)))
+			return usage_error("option %s does not apply to '%s'",
+					   options[o].name, c->words);
+		if (!options[o].has_value) {
+			if (eq != NULL && len < strlen(arg))
+				return usage_error("option %s takes no value", options[o].name);
+			a->opt[o] = "";
+		} else if (eq != NULL && len < strlen(arg)) {
+			a->opt[o] = eq + 1;
+		} else if (i + 1 < argc) {
+			a->opt[o] = argv[++i];
+		} else {
+			return usage_error("option %s needs a value", options[o].name);
+		}
 	}
 	return EXIT_OK;
-}
-
-static int cmd_user(const struct options *o)
-{
-	if (o->nargs < 1)
-		return usage_error("user: expected add, delete, passwd or list");
-	const char *sub = o->args[0];
-	if (strcmp(sub, "add") == 0)
-		return cmd_user_add(o);
-	if (strcmp(sub, "delete") == 0)
-		return cmd_user_delete(o);
-	if (strcmp(sub, "passwd") == 0)
-		return cmd_user_passwd(o);
-	if (strcmp(sub, "list") == 0)
-		return cmd_user_list(o);
-	return usage_error("user: unknown subcommand '%s'", sub);
 }
 
 int main(int argc, char **argv)
 {
-	int i = 1;
+	const char *config_path = NULL;
 	char err[512];
+	int i = 1;
 
 	log_set_program("weave-admin");
 	log_set_level(LOG_LEVEL_ERROR);
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			fputs(usage_text, stdout);
+			print_overview(stdout, NULL);
 			return EXIT_OK;
 		} else if (strcmp(argv[i], "--version") == 0) {
 			puts("weave-admin " PACKAGE_VERSION);
 			return EXIT_OK;
 		} else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
 			config_path = argv[++i];
+		} else if (strncmp(argv[i], "--config=", 9) == 0) {
+			config_path = argv[i] + 9;
 		} else {
 			return usage_error("unknown or incomplete option '%s'", argv[i]);
 		}
 	}
 	if (i >= argc)
 		return usage_error("no command given");
-	const char *command = argv[i++];
-	struct options o;
-	if (parse_options(argc - i, argv + i, &o) != 0)
+
+	int used = 0;
+	const struct command *c = find_command(argc - i, argv + i, &used);
+	if (c == NULL) {
+		if (!is_group(argv[i]))
+			return usage_error("unknown command '%s'", argv[i]);
+		if (i + 1 < argc && (strcmp(argv[i + 1], "--help") == 0 ||
+				     strcmp(argv[i + 1], "-h") == 0)) {
+			print_overview(stdout, argv[i]);
+			return EXIT_OK;
+		}
+		char subs[512];
+		group_words(argv[i], subs, sizeof subs);
+		if (i + 1 >= argc)
+			fprintf(stderr, "weave-admin: '%s' needs one of: %s\n", argv[i], subs);
+		else
+			fprintf(stderr, "weave-admin: unknown command '%s %s'; '%s' takes: %s\n",
+				argv[i], argv[i + 1], argv[i], subs);
+		fprintf(stderr, "Try 'weave-admin %s --help'.\n", argv[i]);
 		return EXIT_USAGE;
-	if (o.help) {
-		fputs(usage_text, stdout);
+	}
+	admin_set_command(c);
+
+	struct args a;
+	int rc = parse_args(c, argc - i - used, argv + i + used, &a);
+	if (rc != EXIT_OK)
+		return rc;
+	if (has_opt(&a, OPT_HELP)) {
+		print_command_help(c);
 		return EXIT_OK;
 	}
-	if (strcmp(command, "db") != 0 && strcmp(command, "user") != 0)
-		return usage_error("unknown command '%s'", command);
+	if (a.npos < c->min_args)
+		return usage_error("'%s' needs %s", c->words,
+				   c->min_args - a.npos == 1 && a.npos == 0
+					   ? "an argument"
+					   : "more arguments");
+	if (has_opt(&a, OPT_CONFIG))
+		config_path = a.opt[OPT_CONFIG];
 
 	if (config_path == NULL)
 		config_path = config_path_from_env();
-	config_defaults(&cfg);
-	if (config_load(&cfg, config_path, err, sizeof err) < 0) {
+	config_defaults(&admin_cfg);
+	if (config_load(&admin_cfg, config_path, err, sizeof err) < 0) {
 		fprintf(stderr, "weave-admin: %s\n", err);
-		config_free(&cfg);
+		config_free(&admin_cfg);
 		return EXIT_CONFIG;
 	}
-	db_configure(&cfg);
-	int rc = strcmp(command, "db") == 0 ? cmd_db(&o) : cmd_user(&o);
+	db_configure(&admin_cfg);
+	rc = c->run(&a);
 	db_disconnect();
-	config_free(&cfg);
+	config_free(&admin_cfg);
 	return rc;
 }

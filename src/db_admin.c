@@ -1,0 +1,383 @@
+/* db_admin.c - SQL for weave-admin: nodes, statistics, purge, export/import, schema. */
+#include "db_admin.h"
+
+#include <string.h>
+
+#include "buf.h"
+#include "util.h"
+
+enum admin_stmt {
+	NODE_ADD,
+	NODE_SET_CAPACITY,
+	NODE_REMOVE,
+	NODE_GET,
+	NODE_LIST,
+	COUNT_USERS,
+	COLLECTION_STATS,
+	USER_COLLECTIONS,
+	COUNT_EXPIRED_ALL,
+	COUNT_EXPIRED_USER,
+	PURGE_BATCH,
+	EXPORT_RECORDS,
+	COUNT_RECORDS,
+	SCHEMA_HAS_VERSION_TABLE,
+	SCHEMA_VERSION,
+	SCHEMA_RECORD,
+	SCHEMA_TABLES,
+	SCHEMA_INDEXES,
+	ADMIN_STMT__MAX
+};
+
+#define NODE_COLUMNS \
+	"SELECT n.url, n.capacity, COUNT(u.id), n.created FROM nodes n " \
+	"LEFT JOIN users u ON u.node = n.url "
+
+static const char *const admin_sql[ADMIN_STMT__MAX] = {
+	[NODE_ADD] = "INSERT INTO nodes (url, capacity, created) VALUES (?, ?, ?)",
+	[NODE_SET_CAPACITY] = "UPDATE nodes SET capacity = ? WHERE url = ?",
+	[NODE_REMOVE] = "DELETE FROM nodes WHERE url = ?",
+	[NODE_GET] = NODE_COLUMNS "WHERE n.url = ? GROUP BY n.url, n.capacity, n.created",
+	[NODE_LIST] = NODE_COLUMNS "GROUP BY n.url, n.capacity, n.created ORDER BY n.url",
+	[COUNT_USERS] = "SELECT COUNT(*), CAST(COALESCE(SUM(status <> 1), 0) AS SIGNED) "
+			"FROM users",
+	[COLLECTION_STATS] =
+		"SELECT collection, COUNT(DISTINCT user_id), COUNT(*), "
+		"CAST(COALESCE(SUM(payload_size), 0) AS SIGNED) FROM wbo "
+		"WHERE expires > ? GROUP BY collection ORDER BY collection",
+	[USER_COLLECTIONS] =
+		"SELECT collection, COUNT(*), CAST(COALESCE(SUM(payload_size), 0) AS SIGNED), "
+		"MAX(modified) FROM wbo WHERE user_id = ? AND expires > ? "
+		"GROUP BY collection ORDER BY collection",
+	[COUNT_EXPIRED_ALL] = "SELECT COUNT(*) FROM wbo WHERE expires <= ?",
+	[COUNT_EXPIRED_USER] = "SELECT COUNT(*) FROM wbo WHERE user_id = ? AND expires <= ?",
+	/* Through the by_expires index; the statement is its own short transaction. */
+	[PURGE_BATCH] = "DELETE FROM wbo WHERE expires <= ? LIMIT ?",
+	[EXPORT_RECORDS] =
+		"SELECT collection, id, parentid, predecessorid, sortindex, modified, "
+		"payload, expires FROM wbo WHERE user_id = ? ORDER BY collection, id",
+	[COUNT_RECORDS] = "SELECT COUNT(*) FROM wbo WHERE user_id = ?",
+	[SCHEMA_HAS_VERSION_TABLE] =
+		"SELECT COUNT(*) FROM information_schema.tables "
+		"WHERE table_schema = DATABASE() AND table_name = 'weave_schema'",
+	[SCHEMA_VERSION] = "SELECT COALESCE(MAX(version), 0) FROM weave_schema",
+	[SCHEMA_RECORD] = "INSERT INTO weave_schema (version, installed) VALUES (?, ?)",
+	[SCHEMA_TABLES] = "SELECT table_name FROM information_schema.tables "
+			  "WHERE table_schema = DATABASE()",
+	[SCHEMA_INDEXES] = "SELECT DISTINCT table_name, index_name "
+			   "FROM information_schema.statistics "
+			   "WHERE table_schema = DATABASE()",
+};
+
+static int int_row(void *ctx, const struct db_value *row, size_t ncols)
+{
+	(void)ncols;
+	*(int64_t *)ctx = row[0].is_null ? 0 : row[0].i;
+	return 0;
+}
+
+/* ---- nodes ------------------------------------------------------------------ */
+
+static struct db_param capacity_param(int64_t capacity)
+{
+	return capacity < 0 ? DB_NULL : DB_INT(capacity);
+}
+
+enum db_status db_node_add(const char *url, int64_t capacity, int64_t now)
+{
+	struct db_param p[] = { DB_CSTR(url), capacity_param(capacity), DB_INT(now) };
+	return db_run(admin_sql[NODE_ADD], p, 3, NULL, NULL, NULL);
+}
+
+enum db_status db_node_set_capacity(const char *url, int64_t capacity)
+{
+	struct db_param p[] = { capacity_param(capacity), DB_CSTR(url) };
+	uint64_t affected = 0;
+	enum db_status st = db_run(admin_sql[NODE_SET_CAPACITY], p, 2, NULL, NULL,
+				   &affected);
+	/* CLIENT_FOUND_ROWS: an unchanged row still counts as matched. */
+	if (st == DB_OK && affected == 0)
+		return DB_NOT_FOUND;
+	return st;
+}
+
+enum db_status db_node_remove(const char *url)
+{
+	struct db_param p[] = { DB_CSTR(url) };
+	uint64_t affected = 0;
+	enum db_status st = db_run(admin_sql[NODE_REMOVE], p, 1, NULL, NULL, &affected);
+	if (st == DB_OK && affected == 0)
+		return DB_NOT_FOUND;
+	return st;
+}
+
+struct node_ctx {
+	db_node_fn fn;
+	void *ctx;
+	bool found;
+};
+
+static int node_row(void *ctx, const struct db_value *row, size_t ncols)
+{
+	struct node_ctx *n = ctx;
+	struct db_node node = {
+		.url = row[0].s,
+		.capacity = row[1].is_null ? -1 : row[1].i,
+		.users = row[2].i,
+		.created = row[3].i,
+	};
+	(void)ncols;
+	n->found = true;
+	return n->fn(n->ctx, &node);
+}
+
+enum db_status db_node_get(const char *url, db_node_fn fn, void *ctx)
+{
+	struct node_ctx n = { fn, ctx, false };
+	struct db_param p[] = { DB_CSTR(url) };
+	enum db_status st = db_run(admin_sql[NODE_GET], p, 1, node_row, &n, NULL);
+	if (st == DB_OK && !n.found)
+		return DB_NOT_FOUND;
+	return st;
+}
+
+enum db_status db_node_list(db_node_fn fn, void *ctx)
+{
+	struct node_ctx n = { fn, ctx, false };
+	return db_run(admin_sql[NODE_LIST], NULL, 0, node_row, &n, NULL);
+}
+
+/* ---- statistics ----------------------------------------------------------------- */
+
+struct pair {
+	int64_t *a, *b;
+};
+
+static int pair_row(void *ctx, const struct db_value *row, size_t ncols)
+{
+	struct pair *p = ctx;
+	(void)ncols;
+	*p->a = row[0].i;
+	*p->b = row[1].i;
+	return 0;
+}
+
+enum db_status db_admin_count_users(int64_t *total, int64_t *disabled)
+{
+	struct pair p = { total, disabled };
+	*total = *disabled = 0;
+	return db_run(admin_sql[COUNT_USERS], NULL, 0, pair_row, &p, NULL);
+}
+
+struct collection_stats_ctx {
+	db_collection_stats_fn fn;
+	void *ctx;
+};
+
+static int collection_stats_row(void *ctx, const struct db_value *row, size_t ncols)
+{
+	struct collection_stats_ctx *c = ctx;
+	(void)ncols;
+	return c->fn(c->ctx, row[0].s, row[0].len, row[1].i, row[2].i, row[3].i);
+}
+
+enum db_status db_admin_collection_stats(int64_t now, db_collection_stats_fn fn,
+					 void *ctx)
+{
+	struct collection_stats_ctx c = { fn, ctx };
+	struct db_param p[] = { DB_INT(now) };
+	return db_run(admin_sql[COLLECTION_STATS], p, 1, collection_stats_row, &c,
+		      NULL);
+}
+
+struct user_collection_ctx {
+	db_user_collection_fn fn;
+	void *ctx;
+};
+
+static int user_collection_row(void *ctx, const struct db_value *row, size_t ncols)
+{
+	struct user_collection_ctx *c = ctx;
+	(void)ncols;
+	return c->fn(c->ctx, row[0].s, row[0].len, row[1].i, row[2].i, row[3].i);
+}
+
+enum db_status db_admin_user_collections(int64_t user_id, int64_t now,
+					 db_user_collection_fn fn, void *ctx)
+{
+	struct user_collection_ctx c = { fn, ctx };
+	struct db_param p[] = { DB_INT(user_id), DB_INT(now) };
+	return db_run(admin_sql[USER_COLLECTIONS], p, 2, user_collection_row, &c,
+		      NULL);
+}
+
+enum db_status db_admin_count_expired(int64_t user_id, int64_t now,
+				      int64_t *count)
+{
+	*count = 0;
+	if (user_id == 0) {
+		struct db_param p[] = { DB_INT(now) };
+		return db_run(admin_sql[COUNT_EXPIRED_ALL], p, 1, int_row, count, NULL);
+	}
+	struct db_param p[] = { DB_INT(user_id), DB_INT(now) };
+	return db_run(admin_sql[COUNT_EXPIRED_USER], p, 2, int_row, count, NULL);
+}
+
+/* ---- purge --------------------------------------------------------------------- */
+
+enum db_status db_admin_purge_batch(int64_t now, int64_t batch,
+				    uint64_t *deleted)
+{
+	struct db_param p[] = { DB_INT(now), DB_INT(batch) };
+	*deleted = 0;
+	return db_run(admin_sql[PURGE_BATCH], p, 2, NULL, NULL, deleted);
+}
+
+/* ---- export and import -------------------------------------------------------------- */
+
+struct export_ctx {
+	db_record_row_fn fn;
+	void *ctx;
+};
+
+static int export_row(void *ctx, const struct db_value *row, size_t ncols)
+{
+	struct export_ctx *e = ctx;
+	struct db_record r;
+	(void)ncols;
+	memset(&r, 0, sizeof r);
+	r.collection = row[0].s;
+	r.collection_len = row[0].len;
+	r.id = row[1].s;
+	r.id_len = row[1].len;
+	if (!row[2].is_null) {
+		r.parentid = row[2].s;
+		r.parentid_len = row[2].len;
+	}
+	if (!row[3].is_null) {
+		r.predecessorid = row[3].s;
+		r.predecessorid_len = row[3].len;
+	}
+	r.has_sortindex = !row[4].is_null;
+	r.sortindex = row[4].i;
+	r.modified = row[5].i;
+	if (!row[6].is_null) {
+		r.payload = row[6].s;
+		r.payload_len = row[6].len;
+	}
+	r.expires = row[7].i;
+	return e->fn(e->ctx, &r);
+}
+
+enum db_status db_admin_export(int64_t user_id, db_record_row_fn fn, void *ctx)
+{
+	struct export_ctx e = { fn, ctx };
+	struct db_param p[] = { DB_INT(user_id) };
+	return db_run(admin_sql[EXPORT_RECORDS], p, 1, export_row, &e, NULL);
+}
+
+enum db_status db_admin_count_records(int64_t user_id, int64_t *count)
+{
+	struct db_param p[] = { DB_INT(user_id) };
+	*count = 0;
+	return db_run(admin_sql[COUNT_RECORDS], p, 1, int_row, count, NULL);
+}
+
+#define RECORD_PARAMS 11
+
+static struct db_param opt_str(const char *s, size_t len)
+{
+	return s != NULL ? DB_STR(s, len) : DB_NULL;
+}
+
+/* One INSERT for n rows (a power of two, so few statement texts exist). */
+static enum db_status insert_chunk(struct buf *sql, struct db_param *params,
+				   int64_t user_id, const struct db_record *rows,
+				   size_t n)
+{
+	size_t k = 0;
+	buf_reset(sql);
+	buf_puts(sql, "INSERT INTO wbo (user_id, collection, id, parentid, "
+		      "predecessorid, sortindex, modified, payload, payload_size, "
+		      "expires) VALUES ");
+	for (size_t i = 0; i < n; i++) {
+		const struct db_record *r = &rows[i];
+		buf_puts(sql, i ? ",(?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?)");
+		params[k++] = DB_INT(user_id);
+		params[k++] = DB_STR(r->collection, r->collection_len);
+		params[k++] = DB_STR(r->id, r->id_len);
+		params[k++] = opt_str(r->parentid, r->parentid_len);
+		params[k++] = opt_str(r->predecessorid, r->predecessorid_len);
+		params[k++] = r->has_sortindex ? DB_INT(r->sortindex) : DB_NULL;
+		params[k++] = DB_INT(r->modified);
+		params[k++] = opt_str(r->payload, r->payload_len);
+		params[k++] = DB_INT(r->payload != NULL ? r->payload_len : 0);
+		params[k++] = DB_INT(r->expires);
+	}
+	buf_puts(sql, " ON DUPLICATE KEY UPDATE parentid = VALUES(parentid), "
+		      "predecessorid = VALUES(predecessorid), "
+		      "sortindex = VALUES(sortindex), modified = VALUES(modified), "
+		      "payload = VALUES(payload), payload_size = VALUES(payload_size), "
+		      "expires = VALUES(expires)");
+	return db_run(sql->data, params, k, NULL, NULL, NULL);
+}
+
+enum db_status db_admin_insert_records(int64_t user_id,
+				       const struct db_record *rows, size_t n)
+{
+	struct db_param params[DB_INSERT_CHUNK * RECORD_PARAMS];
+	struct buf sql;
+	enum db_status st = DB_OK;
+
+	buf_init(&sql, 64 * 1024);
+	for (size_t done = 0; done < n && st == DB_OK;) {
+		size_t c = 1;
+		while (c * 2 <= n - done && c * 2 <= DB_INSERT_CHUNK)
+			c *= 2;
+		st = insert_chunk(&sql, params, user_id, rows + done, c);
+		done += c;
+	}
+	buf_free(&sql);
+	return st;
+}
+
+/* ---- schema ------------------------------------------------------------------------- */
+
+enum db_status db_admin_schema_version(int64_t *version)
+{
+	int64_t tables = 0;
+	*version = 0;
+	enum db_status st = db_run(admin_sql[SCHEMA_HAS_VERSION_TABLE], NULL, 0,
+				   int_row, &tables, NULL);
+	if (st != DB_OK || tables == 0)
+		return st;
+	return db_run(admin_sql[SCHEMA_VERSION], NULL, 0, int_row, version, NULL);
+}
+
+enum db_status db_admin_schema_record(int64_t version, int64_t now)
+{
+	struct db_param p[] = { DB_INT(version), DB_INT(now) };
+	return db_run(admin_sql[SCHEMA_RECORD], p, 2, NULL, NULL, NULL);
+}
+
+struct schema_ctx {
+	db_schema_fn fn;
+	void *ctx;
+};
+
+static int schema_row(void *ctx, const struct db_value *row, size_t ncols)
+{
+	struct schema_ctx *s = ctx;
+	return s->fn(s->ctx, row[0].s, ncols > 1 ? row[1].s : NULL);
+}
+
+enum db_status db_admin_schema_tables(db_schema_fn fn, void *ctx)
+{
+	struct schema_ctx s = { fn, ctx };
+	return db_run(admin_sql[SCHEMA_TABLES], NULL, 0, schema_row, &s, NULL);
+}
+
+enum db_status db_admin_schema_indexes(db_schema_fn fn, void *ctx)
+{
+	struct schema_ctx s = { fn, ctx };
+	return db_run(admin_sql[SCHEMA_INDEXES], NULL, 0, schema_row, &s, NULL);
+}

@@ -1,0 +1,590 @@
+/* admin_data.c - weave-admin purge, stats, export and import: the records themselves. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "admin.h"
+#include "db_admin.h"
+#include "db_storage.h"
+#include "db_user.h"
+#include "util.h"
+#include "wbo.h"
+
+#define PURGE_BATCH_DEFAULT 1000
+#define PURGE_PAUSE_DEFAULT 50 /* milliseconds */
+#define PURGE_RETRIES 5
+#define TOP_DEFAULT 10
+/* MEDIUMBLOB holds at most 2^24 - 1 bytes; an escaped line is longer. */
+#define PAYLOAD_MAX 16777215
+#define LINE_MAX_BYTES (8 * (size_t)PAYLOAD_MAX)
+#define MODIFIED_MAX INT64_C(99999999999999)
+
+static void pause_ms(int64_t ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* ---- purge ----------------------------------------------------------------- */
+
+int cmd_purge(const struct args *a)
+{
+	int64_t batch = PURGE_BATCH_DEFAULT, pause = PURGE_PAUSE_DEFAULT, expired = 0;
+	bool quiet = has_opt(a, OPT_QUIET);
+	int rc;
+
+	if (has_opt(a, OPT_BATCH) &&
+	    (rc = parse_number_arg(a->opt[OPT_BATCH], 1, 100000, "--batch", &batch)) != EXIT_OK)
+		return rc;
+	if (has_opt(a, OPT_PAUSE) &&
+	    (rc = parse_number_arg(a->opt[OPT_PAUSE], 0, 60000, "--pause", &pause)) != EXIT_OK)
+		return rc;
+	/* Records that expire while we run are left for the next run. */
+	int64_t now = now_centiseconds();
+	enum db_status st = db_admin_count_expired(0, now, &expired);
+	if (st != DB_OK)
+		return db_fail(st, "counting expired records");
+	if (has_opt(a, OPT_DRY_RUN)) {
+		if (!quiet)
+			printf("%" PRId64 " expired records would be removed\n", expired);
+		return EXIT_OK;
+	}
+
+	struct progress p;
+	uint64_t total = 0;
+	int64_t batches = 0;
+	int retries = 0;
+	double started = monotonic_seconds();
+	progress_start(&p, "purge", "records", expired);
+	for (;;) {
+		uint64_t deleted = 0;
+		st = db_admin_purge_batch(now, batch, &deleted);
+		if (st == DB_RETRY && retries < PURGE_RETRIES) {
+			/* A lock wait with a busy writer: back off and go on. */
+			retries++;
+			pause_ms(pause > 0 ? pause * 4 : 200);
+			continue;
+		}
+		if (st != DB_OK)
+			break;
+		retries = 0;
+		batches++;
+		total += deleted;
+		progress_update(&p, (int64_t)total);
+		if (deleted < (uint64_t)batch)
+			break;
+		if (pause > 0)
+			pause_ms(pause);
+	}
+	progress_end(&p);
+	if (st != DB_OK) {
+		fprintf(stderr, "weave-admin: %" PRIu64 " expired records were removed "
+				"before the failure\n", total);
+		return db_fail(st, "purging expired records");
+	}
+	if (!quiet)
+		printf("purged %" PRIu64 " expired records in %" PRId64 " batches (%.1f s)\n",
+		       total, batches, monotonic_seconds() - started);
+	return EXIT_OK;
+}
+
+/* ---- stats ---------------------------------------------------------------------- */
+
+struct stats_ctx {
+	struct json_object *collections; /* array */
+	struct json_object *largest;     /* array */
+	int64_t records, bytes;
+};
+
+static int stats_collection(void *ctx, const char *name, size_t len, int64_t users,
+			    int64_t records, int64_t bytes)
+{
+	struct stats_ctx *s = ctx;
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "collection", json_object_new_string_len(name, (int)len));
+	json_object_object_add(o, "users", json_object_new_int64(users));
+	json_object_object_add(o, "records", json_object_new_int64(records));
+	json_object_object_add(o, "bytes", json_object_new_int64(bytes));
+	json_object_array_add(s->collections, o);
+	s->records += records;
+	s->bytes += bytes;
+	return 0;
+}
+
+static int stats_user(void *ctx, const struct user *u, int64_t records, int64_t bytes)
+{
+	struct stats_ctx *s = ctx;
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "username", json_object_new_string(u->username));
+	json_object_object_add(o, "records", json_object_new_int64(records));
+	json_object_object_add(o, "bytes", json_object_new_int64(bytes));
+	json_object_object_add(o, "last_write", json_stamp(u->last_write));
+	json_object_array_add(s->largest, o);
+	return 0;
+}
+
+static int64_t member_int(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+	json_object_object_get_ex(o, key, &v);
+	return json_object_get_int64(v);
+}
+
+static const char *member_str(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+	json_object_object_get_ex(o, key, &v);
+	return v ? json_object_get_string(v) : "-";
+}
+
+int cmd_stats(const struct args *a)
+{
+	int64_t top = TOP_DEFAULT, users = 0, disabled = 0, expired = 0;
+	int64_t now = now_centiseconds();
+	int rc;
+
+	if (has_opt(a, OPT_TOP) &&
+	    (rc = parse_number_arg(a->opt[OPT_TOP], 0, 100000, "--top", &top)) != EXIT_OK)
+		return rc;
+	struct stats_ctx s = { json_object_new_array(), json_object_new_array(), 0, 0 };
+	struct user_filter f = { .status = USER_ANY, .sort = USER_SORT_USAGE,
+				 .limit = top, .now = now };
+	enum db_status st = db_admin_count_users(&users, &disabled);
+	if (st == DB_OK)
+		st = db_admin_count_expired(0, now, &expired);
+	if (st == DB_OK)
+		st = db_admin_collection_stats(now, stats_collection, &s);
+	if (st == DB_OK && top > 0)
+		st = db_user_search(&f, stats_user, &s);
+	if (st != DB_OK) {
+		json_object_put(s.collections);
+		json_object_put(s.largest);
+		return db_fail(st, "computing statistics");
+	}
+
+	if (has_opt(a, OPT_JSON)) {
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "users", json_object_new_int64(users));
+		json_object_object_add(o, "disabled_users", json_object_new_int64(disabled));
+		json_object_object_add(o, "records", json_object_new_int64(s.records));
+		json_object_object_add(o, "bytes", json_object_new_int64(s.bytes));
+		json_object_object_add(o, "expired_records", json_object_new_int64(expired));
+		json_object_object_add(o, "collections", s.collections);
+		json_object_object_add(o, "largest_users", s.largest);
+		json_print(o);
+		return EXIT_OK;
+	}
+	char size[32];
+	format_bytes(s.bytes, size, sizeof size);
+	printf("accounts     %" PRId64 " (%" PRId64 " disabled)\n", users, disabled);
+	printf("records      %" PRId64 " (%s), %" PRId64 " expired waiting for purge\n",
+	       s.records, size, expired);
+	printf("\n%-32s %8s %12s %14s\n", "COLLECTION", "USERS", "RECORDS", "BYTES");
+	size_t n = json_object_array_length(s.collections);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(s.collections, i);
+		printf("%-32s %8" PRId64 " %12" PRId64 " %14" PRId64 "\n",
+		       member_str(o, "collection"), member_int(o, "users"),
+		       member_int(o, "records"), member_int(o, "bytes"));
+	}
+	n = json_object_array_length(s.largest);
+	if (n > 0)
+		printf("\n%-32s %12s %14s  %s\n", "LARGEST ACCOUNTS", "RECORDS", "BYTES",
+		       "LAST WRITE");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(s.largest, i);
+		struct json_object *last = NULL;
+		json_object_object_get_ex(o, "last_write", &last);
+		printf("%-32s %12" PRId64 " %14" PRId64 "  %s\n", member_str(o, "username"),
+		       member_int(o, "records"), member_int(o, "bytes"),
+		       last ? json_object_to_json_string(last) : "never");
+	}
+	json_object_put(s.collections);
+	json_object_put(s.largest);
+	return EXIT_OK;
+}
+
+/* ---- export ---------------------------------------------------------------------- */
+
+/*
+ * One record as one line. Keys in a fixed order, strings escaped as the
+ * server escapes them, integers for modified and expires: the same rows
+ * always give the same bytes.
+ */
+static int record_line(struct buf *out, const struct db_record *r)
+{
+	int rc = buf_puts(out, "{\"collection\":");
+	if (rc == 0)
+		rc = wbo_json_escape(out, r->collection, r->collection_len);
+	if (rc == 0)
+		rc = buf_puts(out, ",\"id\":");
+	if (rc == 0)
+		rc = wbo_json_escape(out, r->id, r->id_len);
+	if (rc == 0)
+		rc = buf_puts(out, ",\"parentid\":");
+	if (rc == 0)
+		rc = r->parentid ? wbo_json_escape(out, r->parentid, r->parentid_len)
+				 : buf_puts(out, "null");
+	if (rc == 0)
+		rc = buf_puts(out, ",\"predecessorid\":");
+	if (rc == 0)
+		rc = r->predecessorid
+			     ? wbo_json_escape(out, r->predecessorid, r->predecessorid_len)
+			     : buf_puts(out, "null");
+	if (rc == 0 && r->has_sortindex)
+		rc = buf_printf(out, ",\"sortindex\":%" PRId64, r->sortindex);
+	else if (rc == 0)
+		rc = buf_puts(out, ",\"sortindex\":null");
+	if (rc == 0)
+		rc = buf_printf(out, ",\"modified\":%" PRId64, r->modified);
+	if (rc == 0 && r->expires != DB_RECORD_NEVER)
+		rc = buf_printf(out, ",\"expires\":%" PRId64, r->expires);
+	else if (rc == 0)
+		rc = buf_puts(out, ",\"expires\":null");
+	if (rc == 0)
+		rc = buf_puts(out, ",\"payload\":");
+	if (rc == 0)
+		rc = r->payload ? wbo_json_escape(out, r->payload, r->payload_len)
+				: buf_puts(out, "null");
+	if (rc == 0)
+		rc = buf_puts(out, "}\n");
+	return rc;
+}
+
+struct export_ctx {
+	FILE *out;
+	struct buf line;
+	struct progress progress;
+	int64_t count;
+	bool failed;
+};
+
+static int export_record(void *ctx, const struct db_record *r)
+{
+	struct export_ctx *e = ctx;
+	buf_reset(&e->line);
+	if (record_line(&e->line, r) < 0 ||
+	    fwrite(e->line.data, 1, e->line.len, e->out) != e->line.len) {
+		e->failed = true;
+		return 1;
+	}
+	e->count++;
+	progress_update(&e->progress, e->count);
+	return 0;
+}
+
+int cmd_export(const struct args *a)
+{
+	const char *file = a->npos == 2 ? a->pos[1] : "-";
+	bool to_stdout = strcmp(file, "-") == 0;
+	char *tmp = NULL;
+	struct user u;
+	int64_t total = 0;
+
+	int rc = find_user(a->pos[0], &u);
+	if (rc != EXIT_OK)
+		return rc;
+	enum db_status st = db_admin_count_records(u.id, &total);
+	if (st != DB_OK) {
+		user_free(&u);
+		return db_fail(st, "counting the records");
+	}
+	struct export_ctx e = { .out = stdout };
+	if (!to_stdout) {
+		/* Written beside the target and renamed: never a half file. */
+		size_t len = strlen(file) + 8;
+		tmp = xmalloc(len);
+		snprintf(tmp, len, "%s.XXXXXX", file);
+		int fd = mkstemp(tmp);
+		if (fd < 0 || (e.out = fdopen(fd, "w")) == NULL) {
+			rc = fail(EXIT_FAILED, "cannot create %s: %s", tmp, strerror(errno));
+			if (fd >= 0) {
+				close(fd);
+				unlink(tmp);
+			}
+			free(tmp);
+			user_free(&u);
+			return rc;
+		}
+	}
+	buf_init(&e.line, LINE_MAX_BYTES);
+	progress_start(&e.progress, "export", "records", total);
+	st = db_admin_export(u.id, export_record, &e);
+	progress_end(&e.progress);
+	buf_free(&e.line);
+
+	int write_error = e.failed || fflush(e.out) != 0 || ferror(e.out);
+	if (!to_stdout) {
+		write_error |= fsync(fileno(e.out)) != 0;
+		write_error |= fclose(e.out) != 0;
+	}
+	if (st != DB_OK)
+		rc = db_fail(st, "reading the records");
+	else if (write_error)
+		rc = fail(EXIT_FAILED, "cannot write %s: %s",
+			  to_stdout ? "standard output" : file, strerror(errno));
+	else if (!to_stdout && rename(tmp, file) != 0)
+		rc = fail(EXIT_FAILED, "cannot rename %s to %s: %s", tmp, file,
+			  strerror(errno));
+	if (rc != EXIT_OK && tmp != NULL)
+		unlink(tmp);
+	if (rc == EXIT_OK && !has_opt(a, OPT_QUIET)) {
+		/* With the data on stdout, the summary is for a person only. */
+		if (!to_stdout)
+			printf("exported %" PRId64 " records of %s to %s\n", e.count,
+			       u.username, file);
+		else if (isatty(STDERR_FILENO))
+			fprintf(stderr, "exported %" PRId64 " records of %s\n", e.count,
+				u.username);
+	}
+	free(tmp);
+	user_free(&u);
+	return rc;
+}
+
+/* ---- import ------------------------------------------------------------------------ */
+
+struct import_ctx {
+	const char *file;
+	size_t line_no;
+	struct json_object *held[DB_INSERT_CHUNK];
+	struct db_record rows[DB_INSERT_CHUNK];
+	size_t n;
+	int64_t count, max_modified;
+};
+
+/* Reasons a line is refused; NULL when it is fine. */
+static const char *optional_string(struct json_object *o, const char *key,
+				   size_t max, const char **s, size_t *len)
+{
+	struct json_object *v = NULL;
+	*s = NULL;
+	*len = 0;
+	if (!json_object_object_get_ex(o, key, &v) || v == NULL)
+		return NULL;
+	if (!json_object_is_type(v, json_type_string))
+		return "must be a string or null";
+	*s = json_object_get_string(v);
+	*len = (size_t)json_object_get_string_len(v);
+	if (*len > max)
+		return "is too long";
+	return NULL;
+}
+
+static const char *optional_int(struct json_object *o, const char *key, int64_t min,
+				int64_t max, bool *present, int64_t *out)
+{
+	struct json_object *v = NULL;
+	*present = false;
+	if (!json_object_object_get_ex(o, key, &v) || v == NULL)
+		return NULL;
+	if (!json_object_is_type(v, json_type_int))
+		return "must be an integer or null";
+	errno = 0;
+	*out = json_object_get_int64(v);
+	if (errno != 0 || *out < min || *out > max)
+		return "is out of range";
+	*present = true;
+	return NULL;
+}
+
+/* Check one parsed line and fill *r (pointing into o). */
+static int parse_record(struct import_ctx *c, struct json_object *o, struct db_record *r)
+{
+	static const char *const known[] = { "collection", "id", "parentid",
+					     "predecessorid", "sortindex", "modified",
+					     "expires", "payload", NULL };
+	const char *why = NULL, *key = NULL;
+	bool present;
+	int64_t v;
+
+	memset(r, 0, sizeof *r);
+	if (!json_object_is_type(o, json_type_object))
+		return fail(EXIT_FAILED, "%s:%zu: not a JSON object", c->file, c->line_no);
+	json_object_object_foreach(o, k, val)
+	{
+		(void)val;
+		bool ok = false;
+		for (size_t i = 0; known[i] != NULL; i++)
+			ok = ok || strcmp(k, known[i]) == 0;
+		if (!ok)
+			return fail(EXIT_FAILED, "%s:%zu: unknown key \"%s\"", c->file,
+				    c->line_no, k);
+	}
+	if ((why = optional_string(o, key = "collection", COLLECTION_MAX, &r->collection,
+				   &r->collection_len)) == NULL &&
+	    (r->collection == NULL || !validate_collection(r->collection, r->collection_len)))
+		why = "must be a collection name ([A-Za-z0-9._-]{1,32})";
+	if (why == NULL &&
+	    (why = optional_string(o, key = "id", WBO_ID_MAX, &r->id, &r->id_len)) == NULL &&
+	    (r->id == NULL || r->id_len == 0 || memchr(r->id, '\0', r->id_len) != NULL))
+		why = "must be a string of 1-64 bytes";
+	if (why == NULL)
+		why = optional_string(o, key = "parentid", WBO_ID_MAX, &r->parentid,
+				      &r->parentid_len);
+	if (why == NULL)
+		why = optional_string(o, key = "predecessorid", WBO_ID_MAX,
+				      &r->predecessorid, &r->predecessorid_len);
+	if (why == NULL)
+		why = optional_int(o, key = "sortindex", INT32_MIN, INT32_MAX,
+				   &r->has_sortindex, &r->sortindex);
+	if (why == NULL &&
+	    (why = optional_int(o, key = "modified", 0, MODIFIED_MAX, &present,
+				&r->modified)) == NULL &&
+	    !present)
+		why = "is missing (integer centiseconds)";
+	if (why == NULL &&
+	    (why = optional_int(o, key = "expires", 1, INT64_MAX, &present, &v)) == NULL)
+		r->expires = present ? v : DB_RECORD_NEVER;
+	if (why == NULL)
+		why = optional_string(o, key = "payload", PAYLOAD_MAX, &r->payload,
+				      &r->payload_len);
+	if (why != NULL)
+		return fail(EXIT_FAILED, "%s:%zu: \"%s\" %s", c->file, c->line_no, key, why);
+	return EXIT_OK;
+}
+
+static void release_held(struct import_ctx *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		json_object_put(c->held[i]);
+	c->n = 0;
+}
+
+static enum db_status flush_rows(struct import_ctx *c, int64_t user_id)
+{
+	enum db_status st = c->n ? db_admin_insert_records(user_id, c->rows, c->n) : DB_OK;
+	release_held(c);
+	return st;
+}
+
+/* Read every line into the open transaction; an exit code. */
+static int import_lines(FILE *in, struct import_ctx *c, int64_t user_id,
+			struct progress *p)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int64_t bytes = 0;
+	int rc = EXIT_OK;
+	struct json_tokener *tok = json_tokener_new();
+
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	while (rc == EXIT_OK && (len = getline(&line, &cap, in)) >= 0) {
+		c->line_no++;
+		bytes += len;
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			len--;
+		if (len == 0)
+			continue;
+		if ((size_t)len > LINE_MAX_BYTES) {
+			rc = fail(EXIT_FAILED, "%s:%zu: line too long", c->file, c->line_no);
+			break;
+		}
+		json_tokener_reset(tok);
+		struct json_object *o = json_tokener_parse_ex(tok, line, (int)len);
+		if (o == NULL || json_tokener_get_error(tok) != json_tokener_success ||
+		    json_tokener_get_parse_end(tok) != (size_t)len) {
+			json_object_put(o);
+			rc = fail(EXIT_FAILED, "%s:%zu: not one JSON object per line (%s)",
+				  c->file, c->line_no,
+				  json_tokener_error_desc(json_tokener_get_error(tok)));
+			break;
+		}
+		c->held[c->n] = o;
+		rc = parse_record(c, o, &c->rows[c->n]);
+		c->n++;
+		if (rc != EXIT_OK)
+			break;
+		if (c->rows[c->n - 1].modified > c->max_modified)
+			c->max_modified = c->rows[c->n - 1].modified;
+		c->count++;
+		if (c->n == DB_INSERT_CHUNK) {
+			enum db_status st = flush_rows(c, user_id);
+			if (st != DB_OK)
+				rc = db_fail(st, "inserting records");
+		}
+		progress_update(p, p->total > 0 ? bytes : c->count);
+	}
+	if (rc == EXIT_OK && ferror(in))
+		rc = fail(EXIT_FAILED, "cannot read %s: %s", c->file, strerror(errno));
+	if (rc == EXIT_OK) {
+		enum db_status st = flush_rows(c, user_id);
+		if (st != DB_OK)
+			rc = db_fail(st, "inserting records");
+	}
+	release_held(c);
+	json_tokener_free(tok);
+	free(line);
+	return rc;
+}
+
+int cmd_import(const struct args *a)
+{
+	const char *file = a->pos[1];
+	bool from_stdin = strcmp(file, "-") == 0;
+	struct import_ctx c = { .file = from_stdin ? "(stdin)" : file };
+	struct user u, locked;
+	struct stat sb;
+
+	int rc = find_user(a->pos[0], &u);
+	if (rc != EXIT_OK)
+		return rc;
+	FILE *in = from_stdin ? stdin : fopen(file, "r");
+	if (in == NULL) {
+		rc = fail(EXIT_FAILED, "cannot open %s: %s", file, strerror(errno));
+		user_free(&u);
+		return rc;
+	}
+	int64_t size = fstat(fileno(in), &sb) == 0 && S_ISREG(sb.st_mode) ? sb.st_size : 0;
+
+	/* One transaction, holding the account's row lock as a write request
+	 * does, so the server's writes for this user wait for the import. */
+	enum db_status st = db_begin();
+	if (st == DB_OK)
+		st = db_user_get(u.username, USER_LOCK_EXCLUSIVE, &locked);
+	if (st == DB_OK)
+		user_free(&locked);
+	if (st == DB_OK && has_opt(a, OPT_REPLACE))
+		st = db_storage_delete_all(u.id);
+	if (st != DB_OK) {
+		db_rollback();
+		rc = st == DB_NOT_FOUND ? fail(EXIT_FAILED, "no such user: %s", u.username)
+					: db_fail(st, "starting the import");
+		goto done;
+	}
+	struct progress p;
+	progress_start(&p, "import", size > 0 ? "bytes" : "records", size);
+	rc = import_lines(in, &c, u.id, &p);
+	progress_end(&p);
+	if (rc == EXIT_OK && c.count > 0) {
+		/* New writes must be stamped above every imported record. */
+		st = db_user_raise_last_write(u.id, c.max_modified);
+		if (st != DB_OK)
+			rc = db_fail(st, "updating the last write");
+	}
+	if (rc == EXIT_OK) {
+		st = db_commit();
+		if (st != DB_OK)
+			rc = db_fail(st, "committing the import");
+	} else {
+		db_rollback();
+		fprintf(stderr, "weave-admin: nothing was imported\n");
+	}
+	if (rc == EXIT_OK && !has_opt(a, OPT_QUIET))
+		printf("imported %" PRId64 " records into %s%s\n", c.count, u.username,
+		       has_opt(a, OPT_REPLACE) ? " (its earlier records were deleted)" : "");
+done:
+	if (!from_stdin)
+		fclose(in);
+	user_free(&u);
+	return rc;
+}
