@@ -22,8 +22,14 @@ char *body_text(const struct request *req, size_t *len)
 struct json_object *body_parse_json(const struct request *req,
 				    struct response *resp)
 {
-	size_t len;
-	char *text = body_text(req, &len);
+	const char *text = req->body ? req->body : "";
+	size_t len = req->body ? req->body_len : 0;
+	char *converted = NULL;
+	/* Parse in place; copy only the rare body that needs Latin-1 conversion. */
+	if (!validate_utf8(text, len)) {
+		converted = body_text(req, &len);
+		text = converted;
+	}
 	struct json_tokener *tok = json_tokener_new_ex(64);
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	struct json_object *obj = json_tokener_parse_ex(tok, text, (int)len);
@@ -34,7 +40,7 @@ struct json_object *body_parse_json(const struct request *req,
 	       (text[used] == ' ' || text[used] == '\n' || text[used] == '\r' ||
 		text[used] == '\t'))
 		used++;
-	free(text);
+	free(converted);
 	if (obj == NULL || !complete || used != len) {
 		json_object_put(obj);
 		resp_error(resp, 400, WEAVE_ERR_JSON);

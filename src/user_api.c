@@ -407,6 +407,24 @@ int user_store_password(const struct request *req, const struct user *u,
 }
 
 /*
+ * Load the path's account with its row locked, for the routes where a
+ * reset code or the admin secret stood in for Basic auth. Returns 0, or
+ * the status already answered (404 unknown user, 503).
+ */
+static int load_path_user_locked(struct request *req, struct response *resp,
+				 struct user *out)
+{
+	enum db_status st = db_user_get(req->path_user, USER_LOCK_EXCLUSIVE, out);
+	if (st == DB_NOT_FOUND) {
+		resp_error(resp, 404, WEAVE_ERR_NONE);
+		return 404;
+	}
+	if (st != DB_OK)
+		return handler_db_failure(req, resp, st);
+	return 0;
+}
+
+/*
  * POST user/<u>/password, body = the new password as raw text.
  * Authenticated by Basic auth, or by X-Weave-Password-Reset: <code>
  * instead. 200 "success"; 400 7 empty; 400 9 weak; 400 10 wrong or
@@ -423,14 +441,9 @@ int user_change_password(struct request *req, struct response *resp)
 		/* The gate let us in on the strength of a reset code: check it. */
 		unsigned char hash[32];
 		const char *code = request_header(req, "X-Weave-Password-Reset");
-		enum db_status st = db_user_get(req->path_user, USER_LOCK_EXCLUSIVE,
-						&loaded);
-		if (st == DB_NOT_FOUND) {
-			resp_error(resp, 404, WEAVE_ERR_NONE);
-			return 404;
-		}
-		if (st != DB_OK)
-			return handler_db_failure(req, resp, st);
+		enum db_status st;
+		if ((status = load_path_user_locked(req, resp, &loaded)) != 0)
+			return status;
 		u = &loaded;
 		if (code == NULL || user_reset_code_hash(code, hash) < 0)
 			st = DB_NOT_FOUND;
@@ -542,14 +555,9 @@ int user_delete(struct request *req, struct response *resp)
 	if (req->user != NULL) {
 		id = req->user->id;
 	} else {
-		enum db_status st = db_user_get(req->path_user, USER_LOCK_EXCLUSIVE,
-						&loaded);
-		if (st == DB_NOT_FOUND) {
-			resp_error(resp, 404, WEAVE_ERR_NONE);
-			return 404;
-		}
-		if (st != DB_OK)
-			return handler_db_failure(req, resp, st);
+		int status = load_path_user_locked(req, resp, &loaded);
+		if (status != 0)
+			return status;
 		id = loaded.id;
 		user_free(&loaded);
 	}
