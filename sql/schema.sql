@@ -57,6 +57,21 @@ CREATE TABLE IF NOT EXISTS registration_log (
   KEY by_created (created)
 ) ENGINE=InnoDB;
 
+-- Failed logins and password-reset requests per account name and per
+-- client address (throttle.c): every process sees the same counters.
+-- Seconds since the epoch; a row is live until `expires`.
+CREATE TABLE IF NOT EXISTS throttle (
+  kind TINYINT UNSIGNED NOT NULL
+    COMMENT '1 logins per name, 2 logins per address, 3 resets per name, 4 resets per address',
+  subject VARBINARY(64) NOT NULL COMMENT 'user name or client address',
+  events INT UNSIGNED NOT NULL COMMENT 'failures (or requests) in the window',
+  window_start BIGINT NOT NULL,
+  locked_until BIGINT NOT NULL DEFAULT 0 COMMENT '0: not locked',
+  expires BIGINT NOT NULL COMMENT 'the later of the window end and the lock end',
+  PRIMARY KEY (kind, subject),
+  KEY by_expires (expires)
+) ENGINE=InnoDB;
+
 CREATE TABLE IF NOT EXISTS wbo (
   user_id INT UNSIGNED NOT NULL,
   collection VARBINARY(32) NOT NULL,

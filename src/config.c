@@ -59,6 +59,14 @@ static const struct config_key config_keys[] = {
 	KEY(sendmail_command, KEY_STRING, 0, 0),
 	KEY(mail_from, KEY_STRING, 0, 0),
 	KEY(reset_code_lifetime, KEY_INT, 60, 86400 * 7),
+	KEY(login_limit, KEY_INT, 0, 1000000),
+	KEY(login_address_limit, KEY_INT, 0, 1000000),
+	KEY(login_window, KEY_INT, 1, 86400 * 30),
+	KEY(login_lockout, KEY_INT, 1, 86400 * 30),
+	KEY(reset_limit, KEY_INT, 0, 1000000),
+	KEY(reset_address_limit, KEY_INT, 0, 1000000),
+	KEY(reset_window, KEY_INT, 1, 86400 * 30),
+	KEY(throttle_exempt, KEY_STRING, 0, 0),
 };
 
 #define NKEYS (sizeof config_keys / sizeof config_keys[0])
@@ -94,6 +102,14 @@ void config_defaults(struct config *cfg)
 	cfg->sendmail_command = xstrdup("/usr/sbin/sendmail -t -i");
 	cfg->mail_from = NULL;
 	cfg->reset_code_lifetime = 21600;
+	cfg->login_limit = 10;
+	cfg->login_address_limit = 100;
+	cfg->login_window = 900;
+	cfg->login_lockout = 900;
+	cfg->reset_limit = 5;
+	cfg->reset_address_limit = 20;
+	cfg->reset_window = 3600;
+	cfg->throttle_exempt = xstrdup("");
 }
 
 static const struct config_key *find_key(const char *name, size_t len)
@@ -364,5 +380,6 @@ void config_free(struct config *cfg)
 	free_secret(cfg->captcha_private_key);
 	free(cfg->sendmail_command);
 	free(cfg->mail_from);
+	free(cfg->throttle_exempt);
 	memset(cfg, 0, sizeof *cfg);
 }

@@ -63,6 +63,16 @@ struct config {
 	char *sendmail_command;
 	char *mail_from;
 	int64_t reset_code_lifetime;
+
+	/* Throttling of guesses (throttle.c); a limit of 0 turns it off. */
+	int64_t login_limit;         /* failed logins per account name */
+	int64_t login_address_limit; /* failed logins per client address */
+	int64_t login_window;        /* seconds over which failures add up */
+	int64_t login_lockout;       /* seconds a reached limit lasts */
+	int64_t reset_limit;         /* reset-code mails per account */
+	int64_t reset_address_limit; /* reset-code mails per client address */
+	int64_t reset_window;        /* seconds */
+	char *throttle_exempt;       /* addresses free of the per-address limits */
 };
 
 /* Fill *cfg with the defaults. */

@@ -74,6 +74,18 @@ struct request {
 	struct user *user;
 	int64_t started;   /* centiseconds, taken before the user row is read */
 	int64_t timestamp; /* a write's timestamp (strictly above last_write) */
+
+	/*
+	 * Throttling (throttle.h), acted on by the gate after the request's
+	 * transaction, so that a rollback cannot undo a count: a wrong secret
+	 * (password, reset code, admin secret) tried on failed_name ("": no
+	 * account), and a correct login of an account with failures on record.
+	 */
+	bool login_failed;
+	char failed_name[64];
+	bool name_had_failures; /* set by the throttle check of the login */
+	char succeeded_name[64];
+	bool admin_secret_ok; /* X-Weave-Secret matched; checked once by the gate */
 };
 
 /* Zero the request and remember the environment. */

@@ -14,6 +14,7 @@
 #include "password.h"
 #include "log.h"
 #include "route.h"
+#include "throttle.h"
 #include "user_api.h"
 #include "util.h"
 #include "validate.h"
@@ -100,7 +101,24 @@ static int send_link(struct request *req, struct response *resp, const char *uid
 		ask_username_page(resp, "That is not a valid user name.");
 		return 400;
 	}
-	enum db_status st = db_user_get(name, USER_LOCK_NONE, &u);
+	int64_t retry_after;
+	enum db_status st;
+	switch (throttle_reset_request(req->cfg, name, request_env(req, "REMOTE_ADDR"),
+				       (int64_t)time(NULL), &retry_after, &st)) {
+	case THROTTLE_ALLOW:
+		break;
+	case THROTTLE_DENY:
+		log_info("password reset for %s refused: too many requests", name);
+		resp_header(resp, "Retry-After", "%lld", (long long)retry_after);
+		html_page(resp, 429, "Too many requests",
+			  "<p>Too many password resets were asked for this account "
+			  "or from your network. Please try again later.</p>");
+		return 429;
+	case THROTTLE_DB_FAILED:
+	default:
+		goto unavailable;
+	}
+	st = db_user_get(name, USER_LOCK_NONE, &u);
 	if (st == DB_OK) {
 		int rc = user_send_reset_code(req, &u);
 		if (rc == WEAVE_ERR_NO_EMAIL)
@@ -111,16 +129,18 @@ static int send_link(struct request *req, struct response *resp, const char *uid
 	} else if (st == DB_NOT_FOUND) {
 		log_info("password reset asked for unknown user %s", name);
 	} else {
-		html_page(resp, 503, "Try again later",
-			  "<p>The server cannot reach its database right now. "
-			  "Please try again in a few minutes.</p>");
-		return 503;
+		goto unavailable;
 	}
 	html_page(resp, 200, "Check your mail",
 		  "<p>Further instructions have been sent to the e-mail address "
 		  "of the account, if it has one. The link in the message is valid "
 		  "for a few hours.</p>");
 	return 200;
+unavailable:
+	html_page(resp, 503, "Try again later",
+		  "<p>The server cannot reach its database right now. "
+		  "Please try again in a few minutes.</p>");
+	return 503;
 }
 
 static int set_password(struct request *req, struct response *resp)
@@ -147,9 +167,19 @@ static int set_password(struct request *req, struct response *resp)
 				  "and not your user name.");
 		return 400;
 	}
+	enum db_status st;
+	int allowed = gate_login_allowed(req, name, &st);
+	if (allowed < 0)
+		goto unavailable;
+	if (allowed == 0) {
+		log_info("reset code for %s not checked: too many wrong ones", name);
+		new_password_page(resp, username, key,
+				  "That reset code is wrong, used or expired. Ask for a new one.");
+		return 400;
+	}
 	if (db_begin() != DB_OK)
 		goto unavailable;
-	enum db_status st = db_user_get(name, USER_LOCK_EXCLUSIVE, &u);
+	st = db_user_get(name, USER_LOCK_EXCLUSIVE, &u);
 	if (st == DB_OK) {
 		if (key == NULL || user_reset_code_hash(key, hash) < 0)
 			st = DB_NOT_FOUND;
@@ -163,6 +193,7 @@ static int set_password(struct request *req, struct response *resp)
 	}
 	if (st == DB_NOT_FOUND) {
 		db_rollback();
+		gate_login_failed(req, name);
 		new_password_page(resp, username, key,
 				  "That reset code is wrong, used or expired. Ask for a new one.");
 		return 400;

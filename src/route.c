@@ -2,6 +2,7 @@
 #include "route.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@
 #include "reset_page.h"
 #include "settings.h"
 #include "storage_api.h"
+#include "throttle.h"
 #include "user_api.h"
 #include "util.h"
 #include "validate.h"
@@ -71,7 +73,7 @@ static const struct route routes[] = {
 	{ ANY, "{sver}/{user}/*", storage_unsupported_function, 0 },
 
 	{ METHOD_GET, "user/{uver}/{user}", user_exists, 0 },
-	{ METHOD_PUT, "user/{uver}/{user}", user_create, READS_BODY },
+	{ METHOD_PUT, "user/{uver}/{user}", user_create, READS_BODY | ADMIN_SECRET_OK },
 	{ METHOD_DELETE, "user/{uver}/{user}", user_delete,
 	  NEEDS_AUTH | USER_MUST_MATCH | WRITES | ADMIN_SECRET_OK },
 	{ METHOD_GET, "user/{uver}/{user}/node/weave", user_node, 0 },
@@ -275,6 +277,87 @@ int handler_db_failure(struct request *req, struct response *resp,
 	return 503;
 }
 
+static const char *client_address(const struct request *req)
+{
+	return request_env(req, "REMOTE_ADDR");
+}
+
+int gate_login_allowed(struct request *req, const char *name,
+		       enum db_status *st)
+{
+	switch (throttle_login_check(req->cfg, name, client_address(req),
+				     now_centiseconds() / 100,
+				     &req->name_had_failures, st)) {
+	case THROTTLE_ALLOW:
+		return 1;
+	case THROTTLE_DENY:
+		return 0;
+	case THROTTLE_DB_FAILED:
+	default:
+		return -1;
+	}
+}
+
+/* Names reaching here are valid, so never longer than the field. */
+static void copy_name(char *dst, size_t cap, const char *name)
+{
+	size_t len = name != NULL ? strnlen(name, cap - 1) : 0;
+	memcpy(dst, name != NULL ? name : "", len);
+	dst[len] = '\0';
+}
+
+void gate_login_failed(struct request *req, const char *name)
+{
+	req->login_failed = true;
+	copy_name(req->failed_name, sizeof req->failed_name, name);
+}
+
+/* name logged in correctly: its failures, if it has any, are forgotten. */
+static void gate_login_succeeded(struct request *req, const char *name)
+{
+	if (req->name_had_failures)
+		copy_name(req->succeeded_name, sizeof req->succeeded_name, name);
+}
+
+/* Count or clear logins now that the request's transaction is over. */
+static void settle_logins(struct request *req)
+{
+	if (req->login_failed)
+		throttle_login_failed(req->cfg,
+				      req->failed_name[0] != '\0' ? req->failed_name
+								  : NULL,
+				      client_address(req), now_centiseconds() / 100);
+	if (req->succeeded_name[0] != '\0')
+		throttle_login_succeeded(req->succeeded_name);
+}
+
+/*
+ * X-Weave-Secret against the configured admin secret, compared in
+ * constant time; a wrong one counts as a failed login of the client
+ * address, and a locked address is not checked at all.
+ */
+static bool check_admin_secret(struct request *req)
+{
+	const char *secret = req->cfg->admin_secret;
+	const char *given = request_header(req, "X-Weave-Secret");
+	enum db_status st;
+	if (secret == NULL || secret[0] == '\0' || given == NULL)
+		return false;
+	int allowed = gate_login_allowed(req, NULL, &st);
+	if (allowed <= 0) {
+		log_info("admin secret not checked: %s",
+			 allowed == 0 ? "the client address is locked"
+				      : db_status_text(st));
+		return false;
+	}
+	size_t len = strlen(secret);
+	if (strlen(given) == len && bytes_equal_const_time(secret, given, len))
+		return true;
+	log_info("wrong admin secret");
+	gate_login_failed(req, NULL);
+	return false;
+}
+
 enum auth_outcome { AUTH_DONE, AUTH_FAILED, AUTH_RETRY };
 
 /*
@@ -307,6 +390,15 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 		resp_error(resp, 401, WEAVE_ERR_NONE);
 		goto done;
 	}
+	switch (gate_login_allowed(req, cred.username, &st)) {
+	case 1:
+		break;
+	case 0:
+		resp_error(resp, 401, WEAVE_ERR_NONE);
+		goto done;
+	default:
+		goto db_failed;
+	}
 
 	for (int attempt = 0; attempt < 2; attempt++) {
 		req->started = now_centiseconds();
@@ -323,6 +415,7 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 					dummy_hash((int)cfg->password_cost),
 					(int)cfg->password_cost);
 			log_info("authentication failed: no such user");
+			gate_login_failed(req, cred.username);
 			resp_error(resp, 401, WEAVE_ERR_NONE);
 			goto done;
 		}
@@ -336,6 +429,7 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 		}
 		if (auth_cache_lookup(user->password_hash, cred.password,
 				      cred.password_len)) {
+			gate_login_succeeded(req, cred.username);
 			outcome = AUTH_DONE;
 			goto done;
 		}
@@ -350,6 +444,7 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 			log_error("stored password hash has an unknown format");
 		if (v != PASSWORD_OK && v != PASSWORD_OK_REHASH) {
 			log_info("authentication failed: wrong password");
+			gate_login_failed(req, cred.username);
 			resp_error(resp, 401, WEAVE_ERR_NONE);
 			goto done;
 		}
@@ -366,6 +461,7 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 		}
 		auth_cache_store(user->password_hash, cred.password,
 				 cred.password_len);
+		gate_login_succeeded(req, cred.username);
 		if (!writes) {
 			outcome = AUTH_DONE;
 			goto done;
@@ -415,7 +511,7 @@ static int run_handler(struct request *req, struct response *resp,
 		response_reset(resp);
 		bool stand_in = ((r->flags & RESET_CODE_OK) &&
 				 request_header(req, "X-Weave-Password-Reset") != NULL) ||
-				((r->flags & ADMIN_SECRET_OK) && user_admin_secret_ok(req));
+				((r->flags & ADMIN_SECRET_OK) && req->admin_secret_ok);
 		if ((r->flags & NEEDS_AUTH) && !stand_in) {
 			enum auth_outcome a = authenticate(req, resp, r->flags, &user);
 			if (a == AUTH_RETRY)
@@ -535,6 +631,9 @@ void route_dispatch(struct request *req, struct response *resp)
 	}
 	if ((r->flags & READS_BODY) && read_body(req, resp) < 0)
 		return;
+	if (r->flags & ADMIN_SECRET_OK)
+		req->admin_secret_ok = check_admin_secret(req);
 	run_handler(req, resp, r);
 	db_rollback(); /* nothing may stay open between requests */
+	settle_logins(req);
 }

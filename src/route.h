@@ -7,7 +7,10 @@
  * valid (400 3 username, 400 13 collection, 400 8 id) → maintenance
  * (503) → body size (413) → credentials present and well formed (401) →
  * database reachable (503) → password right and account enabled (401) →
- * path user = authenticated user (401 5). Then the handler runs inside
+ * path user = authenticated user (401 5). A login whose account or client
+ * address is locked (throttle.h) gets 401 before its password is
+ * checked; failed logins are counted after the transaction ends. Then
+ * the handler runs inside
  * the route's transaction, which commits when the handler answers < 400
  * and rolls back otherwise; a deadlock runs the whole request again.
  */
@@ -24,7 +27,8 @@ enum route_flag {
 	READS_BODY = 1 << 2,      /* the body is read (bounded by max_request_bytes) */
 	WRITES = 1 << 3,          /* one transaction, user row locked, new timestamp */
 	RESET_CODE_OK = 1 << 4,   /* X-Weave-Password-Reset stands in for NEEDS_AUTH */
-	ADMIN_SECRET_OK = 1 << 5, /* the admin X-Weave-Secret stands in for NEEDS_AUTH */
+	ADMIN_SECRET_OK = 1 << 5, /* the admin X-Weave-Secret is checked (req->admin_secret_ok)
+				     and stands in for NEEDS_AUTH */
 };
 
 /*
@@ -40,5 +44,15 @@ void route_dispatch(struct request *req, struct response *resp);
 /* Map a storage failure to a response; returns the status or HANDLER_RETRY. */
 int handler_db_failure(struct request *req, struct response *resp,
 		       enum db_status st);
+
+/*
+ * For handlers that check a secret themselves (reset codes): may a guess
+ * at name's secret be checked now (throttle.h)? 1 yes; 0 no, refuse it
+ * unchecked; -1 the database failed, *st says how.
+ */
+int gate_login_allowed(struct request *req, const char *name,
+		       enum db_status *st);
+/* The secret tried on name (NULL: no account) was wrong: count it. */
+void gate_login_failed(struct request *req, const char *name);
 
 #endif

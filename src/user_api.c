@@ -20,6 +20,7 @@
 #include "mail.h"
 #include "password.h"
 #include "route.h"
+#include "throttle.h"
 #include "util.h"
 #include "validate.h"
 
@@ -45,16 +46,6 @@ void user_public_url(const struct request *req, struct buf *out)
 		   host ? host : "localhost", script ? script : "");
 	if (out->len == 0 || out->data[out->len - 1] != '/')
 		buf_putc(out, '/');
-}
-
-bool user_admin_secret_ok(const struct request *req)
-{
-	const char *secret = req->cfg->admin_secret;
-	const char *given = request_header(req, "X-Weave-Secret");
-	if (secret == NULL || secret[0] == '\0' || given == NULL)
-		return false;
-	size_t len = strlen(secret);
-	return strlen(given) == len && bytes_equal_const_time(secret, given, len);
 }
 
 /* Is name a Sync 1.1 hashed e-mail name (32 base32 characters)? */
@@ -160,7 +151,7 @@ static int check_registration_rate(struct request *req, struct response *resp,
 int user_create(struct request *req, struct response *resp)
 {
 	const struct config *cfg = req->cfg;
-	bool admin = user_admin_secret_ok(req);
+	bool admin = req->admin_secret_ok;
 	const char *address = request_env(req, "REMOTE_ADDR");
 	int status = 0;
 	char hash[PASSWORD_HASH_MAX];
@@ -445,11 +436,23 @@ int user_change_password(struct request *req, struct response *resp)
 		if ((status = load_path_user_locked(req, resp, &loaded)) != 0)
 			return status;
 		u = &loaded;
+		int allowed = gate_login_allowed(req, u->username, &st);
+		if (allowed < 0) {
+			status = handler_db_failure(req, resp, st);
+			goto done;
+		}
+		if (allowed == 0) {
+			log_info("reset code not checked: too many wrong ones");
+			resp_error(resp, 400, WEAVE_ERR_RESET_CODE);
+			status = 400;
+			goto done;
+		}
 		if (code == NULL || user_reset_code_hash(code, hash) < 0)
 			st = DB_NOT_FOUND;
 		else
 			st = db_reset_take(u->id, hash, (int64_t)time(NULL));
 		if (st == DB_NOT_FOUND) {
+			gate_login_failed(req, u->username);
 			log_info("password change refused: wrong or expired reset code");
 			resp_error(resp, 400, WEAVE_ERR_RESET_CODE);
 			status = 400;
@@ -479,11 +482,30 @@ done:
 	return status;
 }
 
-/* GET user/<u>/password_reset: mail a reset code. 200 "success"; 400 3 unknown user; 400 12 no e-mail; 503. */
+/*
+ * GET user/<u>/password_reset: mail a reset code. 200 "success"; 400 3
+ * unknown user; 400 12 no e-mail; 429 too many requests (throttle.h); 503.
+ */
 int user_request_reset(struct request *req, struct response *resp)
 {
 	struct user u;
-	enum db_status st = db_user_get(req->path_user, USER_LOCK_NONE, &u);
+	int64_t retry_after;
+	enum db_status st;
+	switch (throttle_reset_request(req->cfg, req->path_user,
+				       request_env(req, "REMOTE_ADDR"),
+				       (int64_t)time(NULL), &retry_after, &st)) {
+	case THROTTLE_ALLOW:
+		break;
+	case THROTTLE_DENY:
+		log_info("password reset refused: too many requests");
+		resp_header(resp, "Retry-After", "%lld", (long long)retry_after);
+		resp_error(resp, 429, WEAVE_ERR_NONE);
+		return 429;
+	case THROTTLE_DB_FAILED:
+	default:
+		return handler_db_failure(req, resp, st);
+	}
+	st = db_user_get(req->path_user, USER_LOCK_NONE, &u);
 	if (st == DB_NOT_FOUND) {
 		resp_error(resp, 400, WEAVE_ERR_USERNAME);
 		return 400;

@@ -31,9 +31,6 @@ int user_unknown_action(struct request *req, struct response *resp);
 /* The configured public_url, or one built from the request (ends in '/'). */
 void user_public_url(const struct request *req, struct buf *out);
 
-/* The X-Weave-Secret header equals the configured admin secret. */
-bool user_admin_secret_ok(const struct request *req);
-
 /*
  * Make a reset code for u, keep its hash, and mail the link. Returns 0,
  * WEAVE_ERR_NO_EMAIL when u has no address, or -1 when storing or

@@ -190,6 +190,11 @@ int cmd_user_enable(const struct args *a);
 int cmd_user_alert(const struct args *a);
 int cmd_user_node(const struct args *a);
 
+/* admin_throttle.c: failed-login and reset-request counters */
+int cmd_user_unlock(const struct args *a);
+int cmd_throttle_list(const struct args *a);
+int cmd_throttle_clear(const struct args *a);
+
 /* admin_nodes.c */
 int cmd_node_add(const struct args *a);
 int cmd_node_list(const struct args *a);

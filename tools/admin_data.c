@@ -13,6 +13,7 @@
 #include "admin.h"
 #include "db_admin.h"
 #include "db_storage.h"
+#include "db_throttle.h"
 #include "db_user.h"
 #include "util.h"
 #include "wbo.h"
@@ -93,6 +94,18 @@ int cmd_purge(const struct args *a)
 	if (!quiet)
 		printf("purged %" PRIu64 " expired records in %" PRId64 " batches (%.1f s)\n",
 		       total, batches, monotonic_seconds() - started);
+	/* The server forgets these as it goes; a quiet server leaves some. */
+	uint64_t counters = 0, removed;
+	do {
+		removed = 0;
+		st = db_throttle_forget(now / 100, batch, &removed);
+		counters += removed;
+	} while (st == DB_OK && removed == (uint64_t)batch);
+	if (st != DB_OK)
+		return db_fail(st, "removing old failed-login counters");
+	if (!quiet && counters > 0)
+		printf("removed %" PRIu64 " failed-login counters past their window\n",
+		       counters);
 	return EXIT_OK;
 }
 

@@ -14,7 +14,7 @@
 #include "util.h"
 
 /* 1: the first schema; 2: adds the nodes table. */
-#define SCHEMA_VERSION 2
+#define SCHEMA_VERSION 3
 
 extern const char weave_schema_sql[];
 

@@ -76,6 +76,14 @@ static const struct command commands[] = {
 	  "Its records stay." },
 	{ "user enable", 1, 1, 0, cmd_user_enable, "NAME",
 	  "allow a disabled account again", "Enable a disabled account again." },
+	{ "user unlock", 1, 1, 0, cmd_user_unlock, "NAME",
+	  "forget an account's failed logins and reset requests (lift a lock)",
+	  "After login_limit failed logins (wrong password or reset code) within\n"
+	  "login_window seconds an account is locked for login_lockout seconds:\n"
+	  "every login gets 401 without its password being checked. This clears\n"
+	  "the account's counters, lifting the lock and the reset_limit on\n"
+	  "password-reset mails at once. Names that have no account are counted\n"
+	  "and locked the same way, so NAME need not exist." },
 	{ "user alert", 1, 2, OPT(OPT_CLEAR), cmd_user_alert, "NAME TEXT|--clear",
 	  "set or clear the X-Weave-Alert text of an account",
 	  "Set the text sent as X-Weave-Alert on the account's authenticated\n"
@@ -107,13 +115,27 @@ static const struct command commands[] = {
 	  "or without URL to the node with room and the fewest accounts. The\n"
 	  "data is not moved: see export and import." },
 
+	{ "throttle list", 0, 0, OPT(OPT_JSON), cmd_throttle_list, "[--json]",
+	  "show failed-login and reset-request counters, and locks",
+	  "List the live counters: failed logins per account and per client\n"
+	  "address, password-reset requests per account and per address, with\n"
+	  "the start of their window and, for locked ones, when the lock ends.\n"
+	  "Locked ones come first. Times are UTC; --json gives seconds since\n"
+	  "the epoch." },
+	{ "throttle clear", 1, 1, 0, cmd_throttle_clear, "ADDRESS",
+	  "forget a client address's failed logins and reset requests",
+	  "Clear the counters of a client address (as Apache saw it, REMOTE_ADDR),\n"
+	  "lifting its lock. Addresses that must never be locked (a monitoring\n"
+	  "host, say) belong in throttle_exempt of weave.conf instead." },
+
 	{ "purge", 0, 0, OPT(OPT_BATCH) | OPT(OPT_PAUSE) | OPT(OPT_DRY_RUN) | OPT(OPT_QUIET),
 	  cmd_purge, "[--batch N] [--pause MS] [--dry-run] [--quiet]",
 	  "remove expired (ttl) records in small batches",
 	  "Delete records whose ttl has expired, --batch records (default 1000)\n"
 	  "per short transaction with a --pause (default 50 ms) between batches,\n"
-	  "so it can run from cron while the server serves. --dry-run only\n"
-	  "counts; --quiet prints nothing on success." },
+	  "so it can run from cron while the server serves, and failed-login\n"
+	  "counters whose window has ended. --dry-run only counts; --quiet\n"
+	  "prints nothing on success." },
 	{ "stats", 0, 0, OPT(OPT_TOP) | OPT(OPT_JSON), cmd_stats, "[--top N] [--json]",
 	  "users, records and bytes per collection, largest users",
 	  "Print account counts, unexpired records and bytes per collection,\n"

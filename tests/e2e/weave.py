@@ -96,12 +96,15 @@ def url_path(path):
 
 
 def request(method, path, body=None, user=None, password=None, headers=None,
-            timeout=TIMEOUT):
+            timeout=TIMEOUT, source=None):
     """One HTTP request on a fresh connection; returns a Response.
 
     body: bytes, str (UTF-8), or a dict/list (sent as JSON); None = no body.
     user/password: Basic auth (skipped when user is None).
     headers: dict or list of (name, value); an Authorization given here wins.
+    source: the local address to connect from, e.g. "127.0.0.7" (any
+    127.0.0.0/8 address reaches the server; the server sees it as the
+    client address).
     The path goes on the request line verbatim (http.client refuses only
     spaces and control characters; use raw_request for those)."""
     if isinstance(body, (dict, list)):
@@ -112,7 +115,8 @@ def request(method, path, body=None, user=None, password=None, headers=None,
     if user is not None and not any(k.lower() == "authorization" for k, _ in hdrs):
         hdrs.append(("Authorization", basic_auth(user, password)))
 
-    conn = http.client.HTTPConnection(HOST, PORT, timeout=timeout)
+    conn = http.client.HTTPConnection(HOST, PORT, timeout=timeout,
+                                      source_address=(source, 0) if source else None)
     try:
         conn.putrequest(method, url_path(path), skip_accept_encoding=True)
         for k, v in hdrs:
@@ -186,11 +190,16 @@ def admin(*args, input=None, check=True):
     return p
 
 
+# Every password new_user() made: test_zz_logs.py checks none reached a log.
+PASSWORDS = []
+
+
 def new_user(prefix="u"):
     """Create a uniquely named user with a random password via weave-admin;
     returns (name, password). Names stay within [a-z0-9._-]{1,32}."""
     name = f"{prefix[:14]}{next(_counter)}x{secrets.token_hex(4)}".lower()
     password = secrets.token_urlsafe(12)
+    PASSWORDS.append(password)
     admin("user", "add", name, "--password-file", "-", input=password + "\n")
     return name, password
 
