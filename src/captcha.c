@@ -713,7 +713,7 @@ int misc_captcha_html(struct request *req, struct response *resp)
 	/* No X-Frame-Options or frame-ancestors: the 1.0 wizard frames this page. */
 	resp_header(resp, "Content-Security-Policy",
 		    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
-		    "form-action 'self'");
+		    "form-action 'self'; base-uri 'none'");
 	resp_header(resp, "X-Content-Type-Options", "nosniff");
 	resp_header(resp, "Referrer-Policy", "no-referrer");
 	resp_header(resp, "Cache-Control", "no-store");

@@ -20,7 +20,7 @@ from weave import CONFIG, request
 PATHS = ("misc/1/captcha_html", "misc/1.0/captcha_html")  # under the mount point
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
-       "form-action 'self'")
+       "form-action 'self'; base-uri 'none'")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
