@@ -254,6 +254,8 @@ enum captcha_verdict captcha_token_check(const char *secret,
 	char given[CAPTCHA_ANSWER_LEN];
 	enum captcha_verdict v = CAPTCHA_MALFORMED;
 
+	if (expires_out != NULL)
+		*expires_out = 0;
 	if (challenge == NULL || challenge[0] == '\0' || response == NULL ||
 	    response[0] == '\0')
 		return CAPTCHA_WRONG;
@@ -278,6 +280,11 @@ enum captcha_verdict captcha_token_check(const char *secret,
 		v = CAPTCHA_EXPIRED;
 		goto done;
 	}
+	/* Ours and alive: the caller spends it whatever the answer. */
+	if (nonce_out != NULL)
+		memcpy(nonce_out, raw, CAPTCHA_NONCE_LEN);
+	if (expires_out != NULL)
+		*expires_out = (int64_t)expires;
 
 	/* The response: surrounding blanks ignored, bounded, any case. */
 	size_t rlen = strnlen(response, CAPTCHA_RESPONSE_MAX + 1);
@@ -309,10 +316,6 @@ enum captcha_verdict captcha_token_check(const char *secret,
 		v = CAPTCHA_WRONG;
 		goto done;
 	}
-	if (nonce_out != NULL)
-		memcpy(nonce_out, raw, CAPTCHA_NONCE_LEN);
-	if (expires_out != NULL)
-		*expires_out = (int64_t)expires;
 	v = CAPTCHA_OK;
 done:
 	OPENSSL_cleanse(k_enc, sizeof k_enc);
@@ -464,19 +467,23 @@ enum captcha_verdict captcha_verify(const struct config *cfg,
 	}
 	enum captcha_verdict v = captcha_token_check(cfg->captcha_secret, challenge,
 						     response, now, nonce, &expires);
-	if (v != CAPTCHA_OK)
-		return v;
+	if (expires == 0)
+		return v; /* not one of ours, or expired: nothing to spend */
 
+	/*
+	 * One answer per challenge, right or wrong, as reCAPTCHA did: else a
+	 * script could try answers against one picture for its whole life.
+	 */
 	enum db_status st = db_captcha_mark_used(nonce, sizeof nonce, expires, now);
 	switch (st) {
 	case DB_OK:
-		return CAPTCHA_OK;
+		return v;
 	case DB_CONFLICT:
 		return CAPTCHA_REPLAYED;
 	default:
 		log_error("captcha: cannot record the used challenge: %s",
 			  db_status_text(st));
-		return CAPTCHA_UNAVAILABLE;
+		return v == CAPTCHA_OK ? CAPTCHA_UNAVAILABLE : v;
 	}
 }
 

@@ -86,8 +86,10 @@ int captcha_new(const struct config *cfg, int64_t now, char *token,
  * Order: empty challenge or response → WRONG; challenge length,
  * base64url or MAC wrong → MALFORMED; expired → EXPIRED; response
  * (surrounding blanks ignored, any case) ≠ answer → WRONG; else OK.
- * On OK, nonce_out (CAPTCHA_NONCE_LEN bytes) and *expires_out receive
- * what captcha_verify() records; both may be NULL.
+ * Once the challenge proves authentic and unexpired (so on OK, and on
+ * WRONG past that point), nonce_out (CAPTCHA_NONCE_LEN bytes) and
+ * *expires_out receive what captcha_verify() records; otherwise
+ * *expires_out is 0. Both may be NULL.
  */
 enum captcha_verdict captcha_token_check(const char *secret,
 					 const char *challenge,
@@ -100,8 +102,10 @@ enum captcha_verdict captcha_token_check(const char *secret,
  * response → CAPTCHA_WRONG without further work. With
  * captcha_verify_url set, asks the remote verifier (10 s timeout; reply
  * "true" → OK, "false" → WRONG, anything else → UNAVAILABLE). Otherwise
- * captcha_token_check(), then records the nonce in captcha_used: a
- * second use → REPLAYED, a database failure → UNAVAILABLE. The insert
+ * captcha_token_check(), then records the nonce of every authentic,
+ * unexpired challenge in captcha_used, whether the answer was right or
+ * not: a second use → REPLAYED, a database failure → UNAVAILABLE (WRONG
+ * stays WRONG). The insert
  * joins the caller's transaction if one is open (a rolled-back
  * registration leaves the challenge usable). remote_ip may be NULL.
  * It does not look at cfg->captcha: the caller skips the check when the

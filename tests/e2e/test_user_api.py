@@ -91,6 +91,11 @@ def test_registration_with_captcha_when_enabled():
             "captcha-challenge": token, "captcha-response": "wrong1"}
     r = request("PUT", f"user/1.0/{name}", body=body)
     assert r.status == 400 and r.body == b"2", r
+    # A wrong answer spends the challenge: no second guess at one picture.
+    body["captcha-response"] = _solve(token)
+    r = request("PUT", f"user/1.0/{name}", body=body)
+    assert r.status == 400 and r.body == b"2", r
+    assert request("GET", f"user/1.0/{name}").body == b"0"
     token = _challenge()
     body["captcha-challenge"], body["captcha-response"] = token, _solve(token).lower()
     r = request("PUT", f"user/1.0/{name}", body=body)

@@ -100,6 +100,23 @@ START_TEST(test_known_token)
 		ck_assert_int_eq(nonce[i], i);
 	ck_assert_int_eq(check(KNOWN_TOKEN, "abc234", NOW), CAPTCHA_OK);
 	ck_assert_int_eq(check(KNOWN_TOKEN, "ABC235", NOW), CAPTCHA_WRONG);
+	/* A wrong answer to an authentic challenge still names it, so that
+	 * captcha_verify() spends it; an expired or forged one does not. */
+	memset(nonce, 0xff, sizeof nonce);
+	expires = 0;
+	ck_assert_int_eq(captcha_token_check(SECRET, KNOWN_TOKEN, "ABC235", NOW,
+					     nonce, &expires),
+			 CAPTCHA_WRONG);
+	ck_assert(expires == KNOWN_EXPIRY);
+	ck_assert_int_eq(nonce[15], 15);
+	ck_assert_int_eq(captcha_token_check(SECRET, KNOWN_TOKEN, "ABC235",
+					     KNOWN_EXPIRY + 1, nonce, &expires),
+			 CAPTCHA_EXPIRED);
+	ck_assert(expires == 0);
+	ck_assert_int_eq(captcha_token_check("other-secret", KNOWN_TOKEN, KNOWN_ANSWER,
+					     NOW, nonce, &expires),
+			 CAPTCHA_MALFORMED);
+	ck_assert(expires == 0);
 	ck_assert_int_eq(check(KNOWN_TOKEN, KNOWN_ANSWER, KNOWN_EXPIRY), CAPTCHA_OK);
 	ck_assert_int_eq(check(KNOWN_TOKEN, KNOWN_ANSWER, KNOWN_EXPIRY + 1),
 			 CAPTCHA_EXPIRED);
