@@ -423,6 +423,13 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 			goto db_failed;
 		if (user->status != 1) {
 			db_rollback();
+			/* Pay for the hash as every other refusal does: a fast
+			 * answer would tell that the account exists. */
+			enum password_verdict pv = password_verify(
+				cred.password, cred.password_len,
+				user->password_hash, (int)cfg->password_cost);
+			if (pv != PASSWORD_OK && pv != PASSWORD_OK_REHASH)
+				gate_login_failed(req, cred.username);
 			log_info("authentication failed: account disabled");
 			resp_error(resp, 401, WEAVE_ERR_NONE);
 			goto done;

@@ -209,25 +209,29 @@ def test_reset_mails_are_limited_per_account():
     assert r.status == 200, r
 
 
-def test_wrong_password_takes_as_long_for_unknown_names():
-    """The answer for a wrong password must not tell whether the name exists:
-    both pay for one password hash. Medians of interleaved samples, on
-    several names so no account reaches its limit."""
+def test_wrong_password_takes_as_long_for_unknown_and_disabled_names():
+    """The answer for a wrong password must not tell whether the name exists
+    (or is disabled): each pays for one password hash. Medians of
+    interleaved samples, on several names so no account reaches its limit."""
     real = [new_user("timing")[0] for _ in range(4)]
+    disabled = [new_user("timoff")[0] for _ in range(4)]
+    for n in disabled:
+        admin("user", "disable", n)
     ghosts = [f"nobody{random.getrandbits(40):x}" for _ in range(4)]
     src = fresh_address()
-    t_real, t_ghost = [], []
-    for round_ in range(6):
-        for a, b in zip(real, ghosts):
-            for who, into in ((a, t_real), (b, t_ghost)):
+    times = {"real": [], "ghost": [], "disabled": []}
+    for round_ in range(5):
+        for group in zip(real, ghosts, disabled):
+            for who, kind in zip(group, ("real", "ghost", "disabled")):
                 start = time.perf_counter()
                 r = get(who, f"wrong-password-{round_}", src)
-                into.append(time.perf_counter() - start)
+                times[kind].append(time.perf_counter() - start)
                 assert r.status == 401, r
-    m_real, m_ghost = statistics.median(t_real), statistics.median(t_ghost)
-    # Without the dummy hash an unknown name answers in well under half the
-    # time (the scrypt run dominates); allow noise, not that.
-    assert 0.7 < m_ghost / m_real < 1.4, (m_real, m_ghost)
-    for n in real + ghosts:
+    m = {k: statistics.median(v) for k, v in times.items()}
+    # Without the hash an answer comes in well under half the time (the
+    # scrypt run dominates); allow noise, not that.
+    assert 0.7 < m["ghost"] / m["real"] < 1.4, m
+    assert 0.7 < m["disabled"] / m["real"] < 1.4, m
+    for n in real + ghosts + disabled:
         admin("user", "unlock", n)
     admin("throttle", "clear", src)
