@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "buf.h"
+#include "db_throttle.h"
 #include "util.h"
 
 enum user_stmt {
@@ -26,8 +27,25 @@ enum user_stmt {
 	REGISTRATIONS_SINCE,
 	REGISTRATION_RECORD,
 	REGISTRATION_FORGET,
+	USER_LOGIN,
+	USER_LOGIN_SHARED,
+	USER_LOGIN_EXCLUSIVE,
 	USER_STMT__MAX
 };
+
+/*
+ * The user row (NULLs for an unknown name, thanks to the one-row derived
+ * table) and the lock ends of the login's two throttle counters. The
+ * row lock covers the users row only; subqueries read without locking.
+ */
+#define USER_LOGIN_COLUMNS \
+	"SELECT u.id, u.username, u.password_hash, u.email, u.status, " \
+	"u.quota_kb, u.node, u.alert, u.last_write, u.created, " \
+	"(SELECT t.locked_until FROM throttle t WHERE t.kind = ? AND " \
+	"t.subject = ? AND t.expires > ?), " \
+	"(SELECT t.locked_until FROM throttle t WHERE t.kind = ? AND " \
+	"t.subject = ? AND t.expires > ?) " \
+	"FROM (SELECT 1) AS one LEFT JOIN users u ON u.username = ?"
 
 #define USER_COLUMNS \
 	"SELECT id, username, password_hash, email, status, quota_kb, node, " \
@@ -62,6 +80,9 @@ static const char *const user_sql[USER_STMT__MAX] = {
 				"VALUES (?, ?)",
 	[REGISTRATION_FORGET] = "DELETE FROM registration_log WHERE created < ? "
 				"LIMIT 1000",
+	[USER_LOGIN] = USER_LOGIN_COLUMNS,
+	[USER_LOGIN_SHARED] = USER_LOGIN_COLUMNS " LOCK IN SHARE MODE",
+	[USER_LOGIN_EXCLUSIVE] = USER_LOGIN_COLUMNS " FOR UPDATE",
 };
 
 static char *dup_value(const struct db_value *v)
@@ -116,6 +137,50 @@ enum db_status db_user_get(const char *username, enum user_lock lock,
 	if (st != DB_OK)
 		return st;
 	return g.found ? DB_OK : DB_NOT_FOUND;
+}
+
+struct login_ctx {
+	struct user *out;
+	struct login_counters *counters;
+	bool found;
+};
+
+static int login_row(void *ctx, const struct db_value *row, size_t ncols)
+{
+	struct login_ctx *l = ctx;
+	(void)ncols;
+	if (!row[0].is_null) {
+		fill_user(l->out, row);
+		l->found = true;
+	}
+	l->counters->name_counted = !row[10].is_null;
+	l->counters->name_locked_until = row[10].is_null ? 0 : row[10].i;
+	l->counters->address_locked_until = row[11].is_null ? 0 : row[11].i;
+	return 1;
+}
+
+enum db_status db_user_get_login(const char *username, enum user_lock lock,
+				 const char *name_subject,
+				 const char *address_subject, int64_t now,
+				 struct user *out, struct login_counters *counters)
+{
+	static const enum user_stmt by_lock[] = {
+		[USER_LOCK_NONE] = USER_LOGIN,
+		[USER_LOCK_SHARED] = USER_LOGIN_SHARED,
+		[USER_LOCK_EXCLUSIVE] = USER_LOGIN_EXCLUSIVE,
+	};
+	struct login_ctx l = { out, counters, false };
+	struct db_param p[] = {
+		DB_INT(THROTTLE_LOGIN_USER),	DB_CSTR(name_subject),	  DB_INT(now),
+		DB_INT(THROTTLE_LOGIN_ADDRESS), DB_CSTR(address_subject), DB_INT(now),
+		DB_CSTR(username),
+	};
+	memset(out, 0, sizeof *out);
+	memset(counters, 0, sizeof *counters);
+	enum db_status st = db_run(user_sql[by_lock[lock]], p, 7, login_row, &l, NULL);
+	if (st != DB_OK)
+		return st;
+	return l.found ? DB_OK : DB_NOT_FOUND;
 }
 
 static int exists_row(void *ctx, const struct db_value *row, size_t ncols)

@@ -6,6 +6,7 @@
 #ifndef WEAVE_DB_USER_H
 #define WEAVE_DB_USER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "db.h"
@@ -33,6 +34,25 @@ enum user_lock {
 enum db_status db_user_get(const char *username, enum user_lock lock,
 			   struct user *out);
 enum db_status db_user_exists(const char *username, int *exists);
+
+/* The failed-login counters a login is subject to (throttle.h). */
+struct login_counters {
+	bool name_counted;            /* the name has failures on record */
+	int64_t name_locked_until;    /* seconds; 0: no lock (or no row) */
+	int64_t address_locked_until; /* seconds; 0: no lock (or no row) */
+};
+
+/*
+ * db_user_get() for a login: the same row and lock, plus the live
+ * counters of name_subject and address_subject ("" for none) at `now`
+ * (seconds), all in one round trip so a login costs no extra query.
+ * DB_OK, or DB_NOT_FOUND for an unknown name; *counters is filled in
+ * both cases.
+ */
+enum db_status db_user_get_login(const char *username, enum user_lock lock,
+				 const char *name_subject,
+				 const char *address_subject, int64_t now,
+				 struct user *out, struct login_counters *counters);
 /*
  * DB_CONFLICT when the name is taken. node is the account's storage node
  * URL (see db_node_pick()), NULL for this server's public_url.

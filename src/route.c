@@ -390,15 +390,9 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 		resp_error(resp, 401, WEAVE_ERR_NONE);
 		goto done;
 	}
-	switch (gate_login_allowed(req, cred.username, &st)) {
-	case 1:
-		break;
-	case 0:
-		resp_error(resp, 401, WEAVE_ERR_NONE);
-		goto done;
-	default:
-		goto db_failed;
-	}
+	const char *name_subject, *address_subject;
+	throttle_login_subjects(cfg, cred.username, client_address(req),
+				&name_subject, &address_subject);
 
 	for (int attempt = 0; attempt < 2; attempt++) {
 		req->started = now_centiseconds();
@@ -407,8 +401,19 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 			if (st != DB_OK)
 				goto db_failed;
 		}
-		st = db_user_get(cred.username,
-				 writes ? USER_LOCK_EXCLUSIVE : USER_LOCK_SHARED, user);
+		struct login_counters counters;
+		st = db_user_get_login(cred.username,
+				       writes ? USER_LOCK_EXCLUSIVE : USER_LOCK_SHARED,
+				       name_subject, address_subject,
+				       req->started / 100, user, &counters);
+		if (st != DB_OK && st != DB_NOT_FOUND)
+			goto db_failed;
+		if (throttle_login_locked(&counters, req->started / 100)) {
+			db_rollback();
+			resp_error(resp, 401, WEAVE_ERR_NONE);
+			goto done;
+		}
+		req->name_had_failures = counters.name_counted;
 		if (st == DB_NOT_FOUND) {
 			db_rollback();
 			password_verify(cred.password, cred.password_len,
@@ -419,8 +424,6 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 			resp_error(resp, 401, WEAVE_ERR_NONE);
 			goto done;
 		}
-		if (st != DB_OK)
-			goto db_failed;
 		if (user->status != 1) {
 			db_rollback();
 			/* Pay for the hash as every other refusal does: a fast

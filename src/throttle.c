@@ -5,6 +5,7 @@
 
 #include "config.h"
 #include "db_throttle.h"
+#include "db_user.h"
 #include "log.h"
 
 bool throttle_address_exempt(const char *list, const char *address)
@@ -36,23 +37,25 @@ static bool locked(const struct throttle_row *r, int64_t now)
 	return r->found && r->locked_until > now;
 }
 
-/*
- * Look up the name's and the address's rows of the given kinds; a
- * missing subject gets an empty row. One round trip for both.
- */
-static enum db_status get_rows(enum throttle_kind name_kind, const char *name,
-			       enum throttle_kind address_kind,
-			       const char *address, int64_t now,
-			       struct throttle_row *by_name,
-			       struct throttle_row *by_address)
+void throttle_login_subjects(const struct config *cfg, const char *name,
+			     const char *address, const char **name_subject,
+			     const char **address_subject)
 {
-	memset(by_name, 0, sizeof *by_name);
-	memset(by_address, 0, sizeof *by_address);
-	if (name == NULL && address == NULL)
-		return DB_OK;
 	/* An empty subject matches no row: names and addresses never are. */
-	return db_throttle_get(name_kind, name ? name : "", address_kind,
-			       address ? address : "", now, by_name, by_address);
+	*name_subject = cfg->login_limit > 0 && name != NULL ? name : "";
+	address = cfg->login_address_limit > 0 ? counted_address(cfg, address) : NULL;
+	*address_subject = address != NULL ? address : "";
+}
+
+bool throttle_login_locked(const struct login_counters *c, int64_t now)
+{
+	if (c->name_locked_until > now || c->address_locked_until > now) {
+		log_debug("login refused unchecked: %s is locked",
+			  c->name_locked_until > now ? "the account"
+						     : "the client address");
+		return true;
+	}
+	return false;
 }
 
 enum throttle_verdict throttle_login_check(const struct config *cfg,
@@ -61,22 +64,24 @@ enum throttle_verdict throttle_login_check(const struct config *cfg,
 					   enum db_status *st)
 {
 	struct throttle_row by_name, by_address;
+	const char *name_subject, *address_subject;
+	throttle_login_subjects(cfg, name, address, &name_subject, &address_subject);
 	*name_has_failures = false;
-	if (cfg->login_limit <= 0)
-		name = NULL;
-	address = cfg->login_address_limit > 0 ? counted_address(cfg, address)
-						: NULL;
-	*st = get_rows(THROTTLE_LOGIN_USER, name, THROTTLE_LOGIN_ADDRESS, address,
-		       now, &by_name, &by_address);
+	*st = DB_OK;
+	if (name_subject[0] == '\0' && address_subject[0] == '\0')
+		return THROTTLE_ALLOW;
+	*st = db_throttle_get(THROTTLE_LOGIN_USER, name_subject,
+			      THROTTLE_LOGIN_ADDRESS, address_subject, now,
+			      &by_name, &by_address);
 	if (*st != DB_OK)
 		return THROTTLE_DB_FAILED;
 	*name_has_failures = by_name.found;
-	if (locked(&by_name, now) || locked(&by_address, now)) {
-		log_debug("login refused unchecked: %s is locked",
-			  locked(&by_name, now) ? "the account" : "the client address");
-		return THROTTLE_DENY;
-	}
-	return THROTTLE_ALLOW;
+	struct login_counters c = {
+		by_name.found,
+		by_name.found ? by_name.locked_until : 0,
+		by_address.found ? by_address.locked_until : 0,
+	};
+	return throttle_login_locked(&c, now) ? THROTTLE_DENY : THROTTLE_ALLOW;
 }
 
 static void count(enum throttle_kind kind, const char *subject, int64_t now,
@@ -127,6 +132,24 @@ static int64_t wait_for(const struct throttle_row *r, int64_t now)
 {
 	int64_t wait = r->locked_until - now;
 	return wait > 0 ? wait : 1;
+}
+
+/*
+ * Look up the name's and the address's rows of the given kinds; a
+ * missing subject gets an empty row. One round trip for both.
+ */
+static enum db_status get_rows(enum throttle_kind name_kind, const char *name,
+			       enum throttle_kind address_kind,
+			       const char *address, int64_t now,
+			       struct throttle_row *by_name,
+			       struct throttle_row *by_address)
+{
+	memset(by_name, 0, sizeof *by_name);
+	memset(by_address, 0, sizeof *by_address);
+	if (name == NULL && address == NULL)
+		return DB_OK;
+	return db_throttle_get(name_kind, name ? name : "", address_kind,
+			       address ? address : "", now, by_name, by_address);
 }
 
 enum throttle_verdict throttle_reset_request(const struct config *cfg,

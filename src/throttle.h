@@ -27,8 +27,23 @@ enum throttle_verdict {
 	THROTTLE_DB_FAILED, /* could not tell: *st says why */
 };
 
+struct login_counters;
+
 /*
- * May this login be checked? name may be NULL (the admin secret has no
+ * The counters a login of name from address is subject to, as subjects
+ * for db_user_get_login(): "" where none applies (limit off, exempt or
+ * unknown address).
+ */
+void throttle_login_subjects(const struct config *cfg, const char *name,
+			     const char *address, const char **name_subject,
+			     const char **address_subject);
+
+/* Is a login with these counters refused without its password being checked? */
+bool throttle_login_locked(const struct login_counters *c, int64_t now);
+
+/*
+ * The same check in a query of its own, for secrets other than a
+ * password (reset codes, the admin secret). name may be NULL (the admin secret has no
  * account), address NULL when unknown. *name_has_failures tells whether
  * a success must clear the account's counter.
  */

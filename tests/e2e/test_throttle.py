@@ -212,7 +212,9 @@ def test_reset_mails_are_limited_per_account():
 def test_wrong_password_takes_as_long_for_unknown_and_disabled_names():
     """The answer for a wrong password must not tell whether the name exists
     (or is disabled): each pays for one password hash. Medians of
-    interleaved samples, on several names so no account reaches its limit."""
+    interleaved samples, on several names so no account reaches its limit.
+    The lower quartile is compared: it shows the work each answer needs
+    while other load on the machine mostly adds to the slow end."""
     real = [new_user("timing")[0] for _ in range(4)]
     disabled = [new_user("timoff")[0] for _ in range(4)]
     for n in disabled:
@@ -220,18 +222,18 @@ def test_wrong_password_takes_as_long_for_unknown_and_disabled_names():
     ghosts = [f"nobody{random.getrandbits(40):x}" for _ in range(4)]
     src = fresh_address()
     times = {"real": [], "ghost": [], "disabled": []}
-    for round_ in range(5):
+    for round_ in range(8):
         for group in zip(real, ghosts, disabled):
             for who, kind in zip(group, ("real", "ghost", "disabled")):
                 start = time.perf_counter()
                 r = get(who, f"wrong-password-{round_}", src)
                 times[kind].append(time.perf_counter() - start)
                 assert r.status == 401, r
-    m = {k: statistics.median(v) for k, v in times.items()}
+    m = {k: statistics.quantiles(v, n=4)[0] for k, v in times.items()}
     # Without the hash an answer comes in well under half the time (the
     # scrypt run dominates); allow noise, not that.
-    assert 0.7 < m["ghost"] / m["real"] < 1.4, m
-    assert 0.7 < m["disabled"] / m["real"] < 1.4, m
+    assert 0.7 < m["ghost"] / m["real"] < 1.5, m
+    assert 0.7 < m["disabled"] / m["real"] < 1.5, m
     for n in real + ghosts + disabled:
         admin("user", "unlock", n)
     admin("throttle", "clear", src)
