@@ -8,9 +8,14 @@ Standard library only; run with /usr/bin/python3. tests/run sets:
   WEAVE_STACK_DIR   the private stack (db/, apache/, weave.conf)
   WEAVE_STACK_LIB   tools/stack.sh (used by tests/e2e/dbctl)
   WEAVE_APACHE_LOG  Apache's error log (application stderr lands there)
+  WEAVE_FCGI        the weave.fcgi binary the stack runs (for a second Apache)
+Reset mails land in WEAVE_STACK_DIR/mail, one file each (tests/e2e/fake-sendmail).
 """
 
 import base64
+import email
+import email.policy
+import glob
 import http.client
 import itertools
 import json
@@ -18,6 +23,7 @@ import os
 import secrets
 import socket
 import subprocess
+import time
 import urllib.parse
 
 BASE_URL = os.environ.get("WEAVE_BASE_URL", "http://127.0.0.1:8080/weave/")
@@ -30,6 +36,9 @@ BASE_PATH = _base.path if _base.path.endswith("/") else _base.path + "/"
 ADMIN = os.environ.get("WEAVE_ADMIN", "weave-admin")
 CONFIG = os.environ.get("WEAVE_CONFIG", "")
 APACHE_LOG = os.environ.get("WEAVE_APACHE_LOG", "")
+STACK_DIR = os.environ.get("WEAVE_STACK_DIR", "")
+STACK_LIB = os.environ.get("WEAVE_STACK_LIB", "")
+FCGI = os.environ.get("WEAVE_FCGI", "")
 TIMEOUT = 30
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -224,3 +233,72 @@ def apache_log_tail(nbytes=4000):
             return f.read().decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def read_config(path=None):
+    """key -> value of a weave.conf (the same rules as config.c: one
+    "key = value" per line, '#' comments)."""
+    path = path or CONFIG
+    assert path, "WEAVE_CONFIG is not set (tests/run sets it)"
+    values = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#") or "=" not in line:
+                continue
+            key, _, value = line.partition("=")
+            values[key.strip()] = value.strip()
+    return values
+
+
+def sql(statement):
+    """Run one SQL statement as the stack's MariaDB root (the test's own
+    admin access to its private database, never the server's); returns
+    the rows as lists of strings (tab-separated batch output)."""
+    assert STACK_DIR, "WEAVE_STACK_DIR is not set (tests/run sets it)"
+    cmd = ["mariadb", "--no-defaults", f"--socket={STACK_DIR}/db/mysqld.sock",
+           "--user=root", "--batch", "--skip-column-names", "weave", "-e", statement]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        raise AssertionError(f"SQL failed: {statement}\n{p.stderr}")
+    return [line.split("\t") for line in p.stdout.splitlines()]
+
+
+def mail_dir():
+    """Where tests/e2e/fake-sendmail stores the stack's outgoing mail."""
+    assert STACK_DIR, "WEAVE_STACK_DIR is not set (tests/run sets it)"
+    return os.path.join(STACK_DIR, "mail")
+
+
+def mail_files():
+    """The stored messages' paths, oldest first."""
+    return sorted(glob.glob(os.path.join(mail_dir(), "*.eml")))
+
+
+def mails_to(address, seen=()):
+    """Parsed messages (email.message.EmailMessage) whose To: is ADDRESS,
+    oldest first, skipping the paths in SEEN. Each has .path set."""
+    found = []
+    for path in mail_files():
+        if path in seen:
+            continue
+        with open(path, "rb") as f:
+            msg = email.message_from_binary_file(f, policy=email.policy.default)
+        if msg["To"] == address:
+            msg.path = path
+            found.append(msg)
+    return found
+
+
+def one_new_mail(address, seen=(), timeout=5):
+    """The single new message to ADDRESS (the server pipes it to sendmail
+    before it answers, so it is there at once; the wait only absorbs a
+    slow file system). Asserts there is exactly one."""
+    deadline = time.monotonic() + timeout
+    while True:
+        msgs = mails_to(address, seen)
+        if msgs or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert len(msgs) == 1, f"expected one new mail to {address}, found {len(msgs)} in {mail_dir()}"
+    return msgs[0]
