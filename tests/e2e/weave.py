@@ -302,3 +302,42 @@ def one_new_mail(address, seen=(), timeout=5):
         time.sleep(0.05)
     assert len(msgs) == 1, f"expected one new mail to {address}, found {len(msgs)} in {mail_dir()}"
     return msgs[0]
+
+
+def captcha_answer(token, secret=None):
+    """The answer sealed in a challenge token of our captcha, read with
+    captcha_secret from the test's own config file (format in
+    src/captcha.h). Asserts that the token's MAC is right."""
+    import hashlib
+    import hmac
+    if secret is None:
+        secret = read_config().get("captcha_secret", "")
+        assert secret, f"captcha_secret is not set in {CONFIG}"
+    secret = secret.encode("utf-8") if isinstance(secret, str) else secret
+    raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+    assert len(raw) == 46, token
+    k_enc = hmac.new(secret, b"weave-captcha-enc", hashlib.sha256).digest()
+    k_mac = hmac.new(secret, b"weave-captcha-mac", hashlib.sha256).digest()
+    tag = hmac.new(k_mac, raw[:30], hashlib.sha256).digest()[:16]
+    assert hmac.compare_digest(tag, raw[30:]), "token MAC does not match captcha_secret"
+    pad = hmac.new(k_enc, raw[:24], hashlib.sha256).digest()
+    return bytes(a ^ b for a, b in zip(raw[24:30], pad)).decode("ascii")
+
+
+def captcha_token(answer, expiry, secret=None, nonce=None):
+    """A token as the server would seal it (for hostile tests: expired or
+    otherwise crafted challenges), from the test's captcha_secret."""
+    import hashlib
+    import hmac
+    import struct
+    if secret is None:
+        secret = read_config()["captcha_secret"]
+    secret = secret.encode("utf-8") if isinstance(secret, str) else secret
+    nonce = nonce if nonce is not None else secrets.token_bytes(16)
+    k_enc = hmac.new(secret, b"weave-captcha-enc", hashlib.sha256).digest()
+    k_mac = hmac.new(secret, b"weave-captcha-mac", hashlib.sha256).digest()
+    head = nonce + struct.pack(">Q", expiry)
+    pad = hmac.new(k_enc, head, hashlib.sha256).digest()
+    body = head + bytes(a ^ b for a, b in zip(answer.encode("ascii"), pad))
+    tag = hmac.new(k_mac, body, hashlib.sha256).digest()[:16]
+    return base64.urlsafe_b64encode(body + tag).decode("ascii").rstrip("=")
