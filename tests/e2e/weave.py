@@ -105,14 +105,15 @@ def url_path(path):
 
 
 def request(method, path, body=None, user=None, password=None, headers=None,
-            timeout=TIMEOUT):
+            timeout=TIMEOUT, port=None):
     """One HTTP request on a fresh connection; returns a Response.
 
     body: bytes, str (UTF-8), or a dict/list (sent as JSON); None = no body.
     user/password: Basic auth (skipped when user is None).
     headers: dict or list of (name, value); an Authorization given here wins.
     The path goes on the request line verbatim (http.client refuses only
-    spaces and control characters; use raw_request for those)."""
+    spaces and control characters; use raw_request for those).
+    port: another server on HOST with the same mount point (default PORT)."""
     if isinstance(body, (dict, list)):
         body = json.dumps(body)
     if body is not None:
@@ -121,7 +122,7 @@ def request(method, path, body=None, user=None, password=None, headers=None,
     if user is not None and not any(k.lower() == "authorization" for k, _ in hdrs):
         hdrs.append(("Authorization", basic_auth(user, password)))
 
-    conn = http.client.HTTPConnection(HOST, PORT, timeout=timeout)
+    conn = http.client.HTTPConnection(HOST, port or PORT, timeout=timeout)
     try:
         conn.putrequest(method, url_path(path), skip_accept_encoding=True)
         for k, v in hdrs:
