@@ -233,9 +233,11 @@ int user_create(struct request *req, struct response *resp)
 		status = 400;
 		goto done;
 	}
-	if (!admin && cfg->captcha && (status = check_captcha(req, resp, obj)) != 0)
-		goto done;
+	/* The rate limit first: a refused request must not spend the
+	 * person's challenge (nor call a remote verifier). */
 	if (!admin && (status = check_registration_rate(req, resp, address)) != 0)
+		goto done;
+	if (!admin && cfg->captcha && (status = check_captcha(req, resp, obj)) != 0)
 		goto done;
 	if (password_hash(password, pw_len, (int)cfg->password_cost, hash,
 			  sizeof hash) < 0) {
