@@ -195,6 +195,19 @@ def test_overlong_fields_are_not_sent_out():
     assert len(verifier_log()) == before
 
 
+def test_broken_verifier_is_503():
+    port = server()
+    for response in ("http-500", "garbled"):
+        name = f"rv{secrets.token_hex(5)}"
+        r = register(name, "some-challenge", response)
+        assert r.status == 503 and r.body == b"0", (response, r)
+        assert r.headers.get("Retry-After", "").isdigit(), r
+        assert request("GET", f"user/1.0/{name}", port=port).body == b"0"
+    log = error_log()
+    assert "verifier answered HTTP 500" in log, log[-2000:]
+    assert "verifier reply is neither true nor false" in log, log[-2000:]
+
+
 def test_verifier_down_is_a_quick_503():
     port = server()
     stop_verifier()  # the port is closed now: connection refused
