@@ -11,7 +11,7 @@ test proves that such a violation does reach the log we read.
 
 The captcha is solved only with captcha_secret from the test's own config
 file (weave.captcha_answer); the reset link is read from the mail that
-tests/e2e/fake-sendmail stored.
+tools/sendmail-to-dir stored.
 """
 
 import atexit

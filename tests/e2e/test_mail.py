@@ -2,7 +2,7 @@
 server pipes to sendmail_command, the reset code's format, life and single
 use, and the form the 1.0 add-on posts.
 
-tests/e2e/stack.conf points sendmail_command at tests/e2e/fake-sendmail,
+tests/e2e/stack.conf points sendmail_command at tools/sendmail-to-dir,
 which stores every message as a file under WEAVE_STACK_DIR/mail. Expiry
 is tested by moving a stored code's expiry into the past through the
 stack's own database (weave.sql), not through any server backdoor.
@@ -207,7 +207,7 @@ def test_addon_form_does_not_reveal_unknown_users():
 
 def test_sendmail_failure_is_503_and_mails_nothing():
     name, _, address = user_with_email()
-    flag = os.path.join(mail_dir(), "fail")  # makes fake-sendmail exit 75
+    flag = os.path.join(mail_dir(), "fail")  # makes sendmail-to-dir exit 75
     open(flag, "w").close()
     try:
         r = request("GET", f"user/1.0/{name}/password_reset")

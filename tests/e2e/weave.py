@@ -9,7 +9,7 @@ Standard library only; run with /usr/bin/python3. tests/run sets:
   WEAVE_STACK_LIB   tools/stack.sh (used by tests/e2e/dbctl)
   WEAVE_APACHE_LOG  Apache's error log (application stderr lands there)
   WEAVE_FCGI        the weave.fcgi binary the stack runs (for a second Apache)
-Reset mails land in WEAVE_STACK_DIR/mail, one file each (tests/e2e/fake-sendmail).
+Reset mails land in WEAVE_STACK_DIR/mail, one file each (tools/sendmail-to-dir).
 """
 
 import base64
@@ -266,7 +266,7 @@ def sql(statement):
 
 
 def mail_dir():
-    """Where tests/e2e/fake-sendmail stores the stack's outgoing mail."""
+    """Where tools/sendmail-to-dir stores the stack's outgoing mail."""
     assert STACK_DIR, "WEAVE_STACK_DIR is not set (tests/run sets it)"
     return os.path.join(STACK_DIR, "mail")
 
