@@ -8,7 +8,9 @@ is tested by moving a stored code's expiry into the past through the
 stack's own database (weave.sql), not through any server backdoor.
 """
 
+import base64
 import email.utils
+import hashlib
 import os
 import re
 import secrets
@@ -220,3 +222,24 @@ def test_sendmail_failure_is_503_and_mails_nothing():
         os.unlink(flag)
     assert mails_to(address) == []
     ask_code(name, address)  # and mail flows again
+
+
+def test_email_login_resets_by_address():
+    # A Sync 1.1 account is named by its address (stored hashed, B 3.3):
+    # the form takes the address as typed, and the link names the hash.
+    address = f"Mixed.{secrets.token_hex(4)}@Example.org"
+    hashed = base64.b32encode(hashlib.sha1(address.lower().encode()).digest()).decode().lower()
+    admin("user", "add", address, "--password-file", "-", input="email-login-pw1\n")
+    seen = set(mail_files())
+    r = request("POST", "weave-password-reset",
+                body="uid=" + urllib.parse.quote(address), headers=FORM)
+    assert r.status == 200 and "Further instructions have been sent" in r.text, r
+    msgs = [m for m in mails_to(address.lower()) + mails_to(address) if m.path not in seen]
+    assert len(msgs) == 1, msgs
+    link = re.search(r"weave-password-reset\?username=([a-z2-7]{32})&key=(" + CODE_RE + ")",
+                     msgs[0].get_content())
+    assert link and link.group(1) == hashed, msgs[0].get_content()
+    r = reset_with(hashed, link.group(2), "email-login-pw2")
+    assert r.status == 200, r
+    r = request("GET", f"1.0/{hashed}/info/collections", user=address, password="email-login-pw2")
+    assert r.status == 200, r

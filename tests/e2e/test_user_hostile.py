@@ -15,8 +15,8 @@ import re
 import secrets
 import time
 
-from weave import (admin, captcha_answer, captcha_token, read_config, request,
-                   sql)
+from weave import (admin, captcha_answer, captcha_token, mails_to, read_config,
+                   request, sql)
 
 PASSWORD = "hostile-pass-1"
 
@@ -277,7 +277,6 @@ def test_garbled_and_reused_reset_codes_are_400_10():
     admin("user", "add", name, "--email", address, "--password-file", "-", input=old + "\n")
     r = request("GET", f"user/1.0/{name}/password_reset")
     assert r.status == 200, r
-    from weave import mails_to
     code = re.search(r"key=([A-Z0-9-]{19})", mails_to(address)[-1].get_content()).group(1)
     garbled = ["", "x", code[:-1], code + "A", code.replace("-", ""), code.replace("-", "_"),
                "-".join([code[:4]] * 4), "é" * 19, "A" * 4000, "AAAA-BBBB-CCCC-DDDD",
