@@ -12,7 +12,13 @@
 #include "buf.h"
 #include "util.h"
 
-enum key_type { KEY_STRING, KEY_INT, KEY_BOOL, KEY_LOG_LEVEL, KEY_URL };
+/*
+ * KEY_URL: a base URL, stored ending in '/' (paths are appended to it).
+ * KEY_ENDPOINT: the URL of one resource (a verify endpoint), checked the
+ * same way but used exactly as written: a '/' added there names another
+ * resource, which a remote server may not have.
+ */
+enum key_type { KEY_STRING, KEY_INT, KEY_BOOL, KEY_LOG_LEVEL, KEY_URL, KEY_ENDPOINT };
 
 struct config_key {
 	const char *name;
@@ -53,7 +59,7 @@ static const struct config_key config_keys[] = {
 	KEY(captcha, KEY_BOOL, 0, 0),
 	{ "captcha_secret", KEY_STRING, offsetof(struct config, captcha_secret), 0, 0, true },
 	KEY(captcha_lifetime, KEY_INT, 30, 86400),
-	KEY(captcha_verify_url, KEY_URL, 0, 0),
+	KEY(captcha_verify_url, KEY_ENDPOINT, 0, 0),
 	KEY(captcha_public_key, KEY_STRING, 0, 0),
 	{ "captcha_private_key", KEY_STRING, offsetof(struct config, captcha_private_key), 0, 0, true },
 	KEY(sendmail_command, KEY_STRING, 0, 0),
@@ -138,8 +144,8 @@ static int parse_bool(const char *v, bool *out)
 	return -1;
 }
 
-/* A public URL must be absolute http(s) and is stored ending in '/'. */
-static char *normalise_url(const char *v)
+/* An absolute http(s) URL; with add_slash, stored ending in '/'. */
+static char *normalise_url(const char *v, bool add_slash)
 {
 	if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
 		return NULL;
@@ -152,7 +158,7 @@ static char *normalise_url(const char *v)
 		return NULL;
 	char *url = xmalloc(len + 2);
 	memcpy(url, v, len + 1);
-	if (url[len - 1] != '/') {
+	if (add_slash && url[len - 1] != '/') {
 		url[len] = '/';
 		url[len + 1] = '\0';
 	}
@@ -193,8 +199,9 @@ static int set_value(struct config *cfg, const struct config_key *key,
 			return -1;
 		}
 		return 0;
-	case KEY_URL: {
-		char *url = normalise_url(value);
+	case KEY_URL:
+	case KEY_ENDPOINT: {
+		char *url = normalise_url(value, key->type == KEY_URL);
 		if (url == NULL) {
 			*why = "expected an absolute http:// or https:// URL";
 			return -1;

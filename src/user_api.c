@@ -84,6 +84,14 @@ static const char *string_member(struct json_object *obj, const char *key,
 	return json_object_get_string(v);
 }
 
+/* Is key in obj with a value that is neither a string nor null? */
+static bool member_not_string(struct json_object *obj, const char *key)
+{
+	struct json_object *v = NULL;
+	return json_object_object_get_ex(obj, key, &v) && v != NULL &&
+	       !json_object_is_type(v, json_type_string);
+}
+
 /* The password sits in json-c's string buffer: wipe it before release. */
 static void wipe_password_member(struct json_object *obj)
 {
@@ -141,7 +149,8 @@ static int check_registration_rate(struct request *req, struct response *resp,
 /*
  * PUT user/<u>: create from {"password", "email", "captcha-challenge",
  * "captcha-response"}. 200 with the lower-case name; 400 11 registration
- * off; 400 6 bad JSON; 400 4 name taken; 400 12 bad e-mail; 400 15
+ * off; 400 6 bad JSON; 400 4 name taken; 400 12 bad e-mail (invalid, or
+ * not a string); 400 15
  * e-mail does not hash to the name; 400 7 no password; 400 9 weak;
  * 400 2 captcha; 429 too many from this address; 503 (also when every
  * storage node is full). The account goes to db_node_pick()'s node. X-Weave-Secret
@@ -186,8 +195,10 @@ int user_create(struct request *req, struct response *resp)
 	const char *email = string_member(obj, "email", &email_len);
 	if (email != NULL && email_len == 0)
 		email = NULL;
-	if (email != NULL && (!validate_email(email, email_len) ||
-			      memchr(email, '\0', email_len) != NULL)) {
+	/* A number or list is an invalid address, not a missing one. */
+	if (member_not_string(obj, "email") ||
+	    (email != NULL && (!validate_email(email, email_len) ||
+			       memchr(email, '\0', email_len) != NULL))) {
 		resp_error(resp, 400, WEAVE_ERR_NO_EMAIL);
 		status = 400;
 		goto done;
@@ -213,9 +224,11 @@ int user_create(struct request *req, struct response *resp)
 		status = 400;
 		goto done;
 	}
-	if (!admin && cfg->captcha && (status = check_captcha(req, resp, obj)) != 0)
-		goto done;
+	/* The rate limit first: a refused request must not spend the
+	 * person's challenge (nor call a remote verifier). */
 	if (!admin && (status = check_registration_rate(req, resp, address)) != 0)
+		goto done;
+	if (!admin && cfg->captcha && (status = check_captcha(req, resp, obj)) != 0)
 		goto done;
 	if (password_hash(password, pw_len, (int)cfg->password_cost, hash,
 			  sizeof hash) < 0) {

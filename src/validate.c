@@ -9,9 +9,16 @@ static bool is_name_char(char c)
 	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
 }
 
+/*
+ * [A-Za-z0-9._-]{1,max}, except "." and "..": as a path segment those are
+ * dot segments, which clients and proxies resolve away (RFC 3986 5.2.4),
+ * so an account or collection with such a name could never be reached.
+ */
 static bool all_name_chars(const char *s, size_t len, size_t max)
 {
 	if (s == NULL || len == 0 || len > max)
+		return false;
+	if ((len == 1 && s[0] == '.') || (len == 2 && s[0] == '.' && s[1] == '.'))
 		return false;
 	for (size_t i = 0; i < len; i++)
 		if (!is_name_char(s[i]))

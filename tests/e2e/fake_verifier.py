@@ -5,7 +5,9 @@ Usage: fake_verifier.py PORT LOGFILE
 
 Listens on 127.0.0.1:PORT. Every POST is answered 200 text/plain with
 "true\\n" when the form field response == "good", else
-"false\\nincorrect-captcha-sol". Each request's fields are appended to
+"false\\nincorrect-captcha-sol"; except that the response "http-500"
+gets an HTTP 500, and "garbled" a 200 whose first line is neither true
+nor false (a broken verifier). Each request's fields are appended to
 LOGFILE as one JSON object per line:
 {"path": ..., "content_type": ..., "fields": {"privatekey": ..., ...}}.
 Other methods get 405. Python stdlib only; stop it with SIGTERM/SIGINT.
@@ -41,7 +43,11 @@ class Handler(BaseHTTPRequestHandler):
         }
         with open(self.log_path, "a", encoding="utf-8") as log:
             log.write(json.dumps(record, sort_keys=True) + "\n")
-        if fields.get("response") == "good":
+        if fields.get("response") == "http-500":
+            self.answer(500, b"internal error\n")
+        elif fields.get("response") == "garbled":
+            self.answer(200, b"<html>maybe</html>\n")
+        elif fields.get("response") == "good":
             self.answer(200, b"true\n")
         else:
             self.answer(200, b"false\nincorrect-captcha-sol")

@@ -102,3 +102,12 @@ def test_registration_with_captcha_when_enabled():
     assert r.status == 200 and r.body == name.encode(), r
     r = request("PUT", f"user/1.0/{name}x", body=dict(body, password="longenough2"))
     assert r.status == 400 and r.body == b"2", r  # replayed challenge
+
+
+def test_email_of_wrong_type_is_400_12():
+    # A number or list is an invalid address (12), not a missing one.
+    name = "et" + secrets.token_hex(4)
+    for email in (5, ["a@b.example"], {"a": "b"}, True):
+        r = request("PUT", f"user/1.0/{name}", body={"password": "longenough1", "email": email})
+        assert r.status == 400 and r.body == b"12", (email, r)
+    assert request("GET", f"user/1.0/{name}").body == b"0"

@@ -8,9 +8,14 @@ Standard library only; run with /usr/bin/python3. tests/run sets:
   WEAVE_STACK_DIR   the private stack (db/, apache/, weave.conf)
   WEAVE_STACK_LIB   tools/stack.sh (used by tests/e2e/dbctl)
   WEAVE_APACHE_LOG  Apache's error log (application stderr lands there)
+  WEAVE_FCGI        the weave.fcgi binary the stack runs (for a second Apache)
+Reset mails land in WEAVE_STACK_DIR/mail, one file each (tools/sendmail-to-dir).
 """
 
 import base64
+import email
+import email.policy
+import glob
 import http.client
 import itertools
 import json
@@ -18,6 +23,7 @@ import os
 import secrets
 import socket
 import subprocess
+import time
 import urllib.parse
 
 BASE_URL = os.environ.get("WEAVE_BASE_URL", "http://127.0.0.1:8080/weave/")
@@ -30,6 +36,9 @@ BASE_PATH = _base.path if _base.path.endswith("/") else _base.path + "/"
 ADMIN = os.environ.get("WEAVE_ADMIN", "weave-admin")
 CONFIG = os.environ.get("WEAVE_CONFIG", "")
 APACHE_LOG = os.environ.get("WEAVE_APACHE_LOG", "")
+STACK_DIR = os.environ.get("WEAVE_STACK_DIR", "")
+STACK_LIB = os.environ.get("WEAVE_STACK_LIB", "")
+FCGI = os.environ.get("WEAVE_FCGI", "")
 TIMEOUT = 30
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -96,7 +105,7 @@ def url_path(path):
 
 
 def request(method, path, body=None, user=None, password=None, headers=None,
-            timeout=TIMEOUT, source=None):
+            timeout=TIMEOUT, source=None, port=None):
     """One HTTP request on a fresh connection; returns a Response.
 
     body: bytes, str (UTF-8), or a dict/list (sent as JSON); None = no body.
@@ -106,7 +115,8 @@ def request(method, path, body=None, user=None, password=None, headers=None,
     127.0.0.0/8 address reaches the server; the server sees it as the
     client address).
     The path goes on the request line verbatim (http.client refuses only
-    spaces and control characters; use raw_request for those)."""
+    spaces and control characters; use raw_request for those).
+    port: another server on HOST with the same mount point (default PORT)."""
     if isinstance(body, (dict, list)):
         body = json.dumps(body)
     if body is not None:
@@ -115,7 +125,7 @@ def request(method, path, body=None, user=None, password=None, headers=None,
     if user is not None and not any(k.lower() == "authorization" for k, _ in hdrs):
         hdrs.append(("Authorization", basic_auth(user, password)))
 
-    conn = http.client.HTTPConnection(HOST, PORT, timeout=timeout,
+    conn = http.client.HTTPConnection(HOST, port or PORT, timeout=timeout,
                                       source_address=(source, 0) if source else None)
     try:
         conn.putrequest(method, url_path(path), skip_accept_encoding=True)
@@ -233,3 +243,111 @@ def apache_log_tail(nbytes=4000):
             return f.read().decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def read_config(path=None):
+    """key -> value of a weave.conf (the same rules as config.c: one
+    "key = value" per line, '#' comments)."""
+    path = path or CONFIG
+    assert path, "WEAVE_CONFIG is not set (tests/run sets it)"
+    values = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#") or "=" not in line:
+                continue
+            key, _, value = line.partition("=")
+            values[key.strip()] = value.strip()
+    return values
+
+
+def sql(statement):
+    """Run one SQL statement as the stack's MariaDB root (the test's own
+    admin access to its private database, never the server's); returns
+    the rows as lists of strings (tab-separated batch output)."""
+    assert STACK_DIR, "WEAVE_STACK_DIR is not set (tests/run sets it)"
+    cmd = ["mariadb", "--no-defaults", f"--socket={STACK_DIR}/db/mysqld.sock",
+           "--user=root", "--batch", "--skip-column-names", "weave", "-e", statement]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        raise AssertionError(f"SQL failed: {statement}\n{p.stderr}")
+    return [line.split("\t") for line in p.stdout.splitlines()]
+
+
+def mail_dir():
+    """Where tools/sendmail-to-dir stores the stack's outgoing mail."""
+    assert STACK_DIR, "WEAVE_STACK_DIR is not set (tests/run sets it)"
+    return os.path.join(STACK_DIR, "mail")
+
+
+def mail_files():
+    """The stored messages' paths, oldest first."""
+    return sorted(glob.glob(os.path.join(mail_dir(), "*.eml")))
+
+
+def mails_to(address, seen=()):
+    """Parsed messages (email.message.EmailMessage) whose To: is ADDRESS,
+    oldest first, skipping the paths in SEEN. Each has .path set."""
+    found = []
+    for path in mail_files():
+        if path in seen:
+            continue
+        with open(path, "rb") as f:
+            msg = email.message_from_binary_file(f, policy=email.policy.default)
+        if msg["To"] == address:
+            msg.path = path
+            found.append(msg)
+    return found
+
+
+def one_new_mail(address, seen=(), timeout=5):
+    """The single new message to ADDRESS (the server pipes it to sendmail
+    before it answers, so it is there at once; the wait only absorbs a
+    slow file system). Asserts there is exactly one."""
+    deadline = time.monotonic() + timeout
+    while True:
+        msgs = mails_to(address, seen)
+        if msgs or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert len(msgs) == 1, f"expected one new mail to {address}, found {len(msgs)} in {mail_dir()}"
+    return msgs[0]
+
+
+def captcha_answer(token, secret=None):
+    """The answer sealed in a challenge token of our captcha, read with
+    captcha_secret from the test's own config file (format in
+    src/captcha.h). Asserts that the token's MAC is right."""
+    import hashlib
+    import hmac
+    if secret is None:
+        secret = read_config().get("captcha_secret", "")
+        assert secret, f"captcha_secret is not set in {CONFIG}"
+    secret = secret.encode("utf-8") if isinstance(secret, str) else secret
+    raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+    assert len(raw) == 46, token
+    k_enc = hmac.new(secret, b"weave-captcha-enc", hashlib.sha256).digest()
+    k_mac = hmac.new(secret, b"weave-captcha-mac", hashlib.sha256).digest()
+    tag = hmac.new(k_mac, raw[:30], hashlib.sha256).digest()[:16]
+    assert hmac.compare_digest(tag, raw[30:]), "token MAC does not match captcha_secret"
+    pad = hmac.new(k_enc, raw[:24], hashlib.sha256).digest()
+    return bytes(a ^ b for a, b in zip(raw[24:30], pad)).decode("ascii")
+
+
+def captcha_token(answer, expiry, secret=None, nonce=None):
+    """A token as the server would seal it (for hostile tests: expired or
+    otherwise crafted challenges), from the test's captcha_secret."""
+    import hashlib
+    import hmac
+    import struct
+    if secret is None:
+        secret = read_config()["captcha_secret"]
+    secret = secret.encode("utf-8") if isinstance(secret, str) else secret
+    nonce = nonce if nonce is not None else secrets.token_bytes(16)
+    k_enc = hmac.new(secret, b"weave-captcha-enc", hashlib.sha256).digest()
+    k_mac = hmac.new(secret, b"weave-captcha-mac", hashlib.sha256).digest()
+    head = nonce + struct.pack(">Q", expiry)
+    pad = hmac.new(k_enc, head, hashlib.sha256).digest()
+    body = head + bytes(a ^ b for a, b in zip(answer.encode("ascii"), pad))
+    tag = hmac.new(k_mac, body, hashlib.sha256).digest()[:16]
+    return base64.urlsafe_b64encode(body + tag).decode("ascii").rstrip("=")

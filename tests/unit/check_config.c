@@ -377,6 +377,29 @@ START_TEST(test_public_url)
 }
 END_TEST
 
+/* A verify endpoint is used exactly as written: no '/' is added. */
+START_TEST(test_verify_url_kept_exactly)
+{
+	static const char *const good[] = {
+		"https://www.google.com/recaptcha/api/verify",
+		"http://127.0.0.1:8000/verify",
+		"http://v.example/",
+	};
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		char text[128], err[ERRLEN];
+		struct config cfg;
+		snprintf(text, sizeof text, "captcha_verify_url = %s\n", good[i]);
+		ck_assert_msg(parse_text(&cfg, text, err) == 0, "%s", err);
+		ck_assert_str_eq(cfg.captcha_verify_url, good[i]);
+		config_free(&cfg);
+	}
+	expect_error("captcha_verify_url = ftp://v.example/verify\n", "test.conf:1:",
+		     "'captcha_verify_url'", NULL);
+	expect_error("captcha_verify_url = http://\n", "test.conf:1:",
+		     "'captcha_verify_url'", NULL);
+}
+END_TEST
+
 START_TEST(test_nul_byte)
 {
 	static const char text[] = "db_host = a\ndb_name = we\0ave\n";
@@ -617,6 +640,7 @@ Suite *config_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("load");
+	tcase_add_test(tc, test_verify_url_kept_exactly);
 	tcase_add_test(tc, test_load_file);
 	tcase_add_test(tc, test_load_errors_name_file);
 	tcase_add_test(tc, test_load_missing);

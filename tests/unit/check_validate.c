@@ -22,7 +22,7 @@ static const char *repeat(char *buf, char c, size_t n)
 
 /* ---- username and collection ------------------------------------------ */
 
-/* Both follow [A-Za-z0-9._-]{1,32}. */
+/* Both follow [A-Za-z0-9._-]{1,32}, dot segments excepted. */
 static void name_rules(validator fn, size_t max)
 {
 	char buf[128];
@@ -40,6 +40,7 @@ static void name_rules(validator fn, size_t max)
 		"a@b", "a+b", "a~b", "a!b", "a*b", "a(b)", "{a}", "a%20", "a:b",
 		"a;b", "a'b", "a\"b", "a\\b", "\xc3\xa9", "caf\xc3\xa9",
 		"a\x01", "\x80", "\xff",
+		".", "..", /* dot segments: resolved away in URLs */
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		ck_assert_msg(!check_str(fn, bad[i]), "accepted '%s'", bad[i]);
