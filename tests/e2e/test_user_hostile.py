@@ -203,15 +203,29 @@ def test_replayed_challenge_fails_the_second_time():
     assert_error(r, 400, b"2", "replay, lower case")
 
 
-def test_wrong_answer_does_not_spend_the_challenge():
+def test_a_wrong_answer_spends_the_challenge():
     token = challenge()
     answer = captcha_answer(token)
     name = fresh_name()
+    # An empty answer is refused before the challenge is looked at.
+    r = register(name, token, "")
+    assert_error(r, 400, b"2", "empty")
+    # Any other answer spends it, as with reCAPTCHA: one guess per picture.
     wrong = "".join("A" if c != "A" else "B" for c in answer)
-    for bad in (wrong, answer[:-1], answer + "X", "", " ", answer * 11):
+    r = register(name, token, wrong)
+    assert_error(r, 400, b"2", "wrong")
+    r = register(name, token, f"  {answer.lower()} ")
+    assert_error(r, 400, b"2", "right answer after a wrong one")
+    assert_free(name)
+    # Malformed answers to a fresh challenge: each spends its challenge.
+    for bad in (answer[:-1], answer + "X", " ", answer * 11):
+        token = challenge()
         r = register(name, token, bad)
         assert_error(r, 400, b"2", bad)
-    r = register(name, token, f"  {answer.lower()} ")
+        r = register(name, token, captcha_answer(token))
+        assert_error(r, 400, b"2", "after " + bad)
+    token = challenge()
+    r = register(name, token, f"  {captcha_answer(token).lower()} ")
     assert r.status == 200, r
 
 
@@ -285,6 +299,11 @@ def test_garbled_and_reused_reset_codes_are_400_10():
         hdrs = {"X-Weave-Password-Reset": bad.encode("utf-8").decode("latin-1")}
         r = request("POST", f"user/1.0/{name}/password", body="new-password-1", headers=hdrs)
         assert_error(r, 400, b"10", bad[:30])
+    # Ten wrong codes locked the account (login_limit): the last ones were
+    # refused unchecked, and so would a password login be. Lift the lock.
+    r = request("GET", f"1.0/{name}/info/collections", user=name, password=old)
+    assert r.status == 401, r
+    admin("user", "unlock", name)
     # A NUL in a header: Apache itself refuses the request.
     r = request("POST", f"user/1.0/{name}/password", body="new-password-1",
                 headers={"X-Weave-Password-Reset": code + "\u0000"})
