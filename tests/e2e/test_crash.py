@@ -7,12 +7,14 @@ per-user timestamps are unique and follow commit order; the server answers
 again on its own.
 
 WEAVE_CRASH_CYCLES=N runs N cycles of each test (default: 6 process kills
-and 2 database restarts, ~20 s). The long mode is N=100 (README, "Tests").
+and 2 database restarts, ~20 s). The long mode is N=100 (README, "Crash,
+concurrency and soak tests").
 
 The process kills run against a second Apache started for this test on the
-same database and binary: SIGKILL makes mod_fcgid log "unexpected signal",
-which tests/run counts as a crash in the main stack's log. This test checks
-the second log itself: only signal 9 may appear there.
+same database and binary: a killed process makes Apache log "End of script
+output before headers", which tests/run counts as a crash in the main
+stack's log. This test checks the second log itself: every process that
+mod_fcgid reaped after a signal must be one we killed, with signal 9.
 """
 
 import os
