@@ -34,6 +34,12 @@ struct json_object *body_parse_json(const struct request *req,
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	struct json_object *obj = json_tokener_parse_ex(tok, text, (int)len);
 	size_t used = json_tokener_get_parse_end(tok);
+	if (json_tokener_get_error(tok) == json_tokener_continue) {
+		/* Everything was read, but a bare number ("1") ends only where
+		 * json-c sees the end of input: hand it the terminating NUL. */
+		obj = json_tokener_parse_ex(tok, "", 1);
+		used = len;
+	}
 	bool complete = json_tokener_get_error(tok) == json_tokener_success;
 	json_tokener_free(tok);
 	while (complete && used < len &&

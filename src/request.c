@@ -126,6 +126,19 @@ static char *form_decode(const char *src, size_t len, size_t *out_len)
 	return out;
 }
 
+/*
+ * "." and ".." (also spelt %2E) name no resource: a conforming client
+ * removes dot segments before sending (RFC 3986, 5.2.4), and Apache maps
+ * the normalised path to us while we split the raw REQUEST_URI, so the
+ * two would disagree on what was asked ("storage/c/.." is "storage/" to
+ * Apache, a record ".." to a naive split).
+ */
+static bool is_dot_segment(const char *seg, size_t len)
+{
+	return (len == 1 && seg[0] == '.') ||
+	       (len == 2 && seg[0] == '.' && seg[1] == '.');
+}
+
 /* Split the path after the mount point into decoded segments. */
 static enum request_parse_status split_path(struct request *req,
 					    const char *path, size_t len,
@@ -150,6 +163,10 @@ static enum request_parse_status split_path(struct request *req,
 				       : xstrndup(seg, seg_len);
 		if (decoded == NULL)
 			return REQUEST_BAD_ENCODING;
+		if (is_dot_segment(decoded, decoded_len)) {
+			free(decoded);
+			return REQUEST_BAD_ENCODING;
+		}
 		req->segments[req->nsegments] = decoded;
 		req->segment_lens[req->nsegments] = decoded_len;
 		req->nsegments++;

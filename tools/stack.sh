@@ -365,6 +365,10 @@ stack_apache_start() {
 			LoadModule fcgid_module $m/mod_fcgid.so
 			# mod_unixd (User/Group) and mod_log_config are built into Debian's apache2.
 
+			# As Debian's conf-enabled/security.conf: no TRACE echo (it
+			# would reflect the Authorization header back).
+			TraceEnable Off
+
 			User $STACK_WWW_USER
 			Group $STACK_WWW_USER
 			TypesConfig /etc/mime.types

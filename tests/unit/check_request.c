@@ -196,6 +196,38 @@ START_TEST(test_bad_encoding_path)
 }
 END_TEST
 
+/* Dot segments, raw or percent-encoded, are refused, never used as names. */
+START_TEST(test_dot_segments)
+{
+	static const char *const uris[] = {
+		"/weave/1.0/john/storage/c/..",
+		"/weave/1.0/john/storage/c/.",
+		"/weave/1.0/john/storage/c/%2E%2E",
+		"/weave/1.0/john/storage/c/.%2e",
+		"/weave/1.0/john/storage/../info/collections",
+		"/weave/1.0/../john/info/collections",
+		"/weave/./1.0/john/info/collections",
+		"/weave/1.0/john/storage/c/%2e/",
+	};
+	for (size_t i = 0; i < sizeof uris / sizeof uris[0]; i++) {
+		struct request req;
+		ck_assert_msg(parse(&req, "/weave", uris[i]) == REQUEST_BAD_ENCODING,
+			      "%s", uris[i]);
+		request_free(&req);
+	}
+	/* Dots inside a name are fine. */
+	struct request req;
+	ck_assert_int_eq(parse(&req, "/weave", "/weave/1.0/john/storage/c/.../a.b"),
+			 REQUEST_OK);
+	expect_segments(&req, 6, "1.0", "john", "storage", "c", "...", "a.b");
+	request_free(&req);
+	request_init(&req, 1, NULL);
+	ck_assert_int_eq(request_parse_uri(&req, NULL, NULL, "/1.0/john/..", NULL),
+			 REQUEST_BAD_ENCODING);
+	request_free(&req);
+}
+END_TEST
+
 /* Build "/weave" followed by n segments "/s<i>". */
 static void build_segments(char *out, size_t outlen, size_t n)
 {
@@ -754,6 +786,7 @@ Suite *request_suite(void)
 	tcase_add_test(tc, test_empty_segment);
 	tcase_add_test(tc, test_percent_segments);
 	tcase_add_test(tc, test_bad_encoding_path);
+	tcase_add_test(tc, test_dot_segments);
 	tcase_add_test(tc, test_max_segments);
 	tcase_add_test(tc, test_too_many_segments);
 	tcase_add_test(tc, test_uri_length);
