@@ -365,9 +365,8 @@ stack_apache_start() {
 			LoadModule fcgid_module $m/mod_fcgid.so
 			# mod_unixd (User/Group) and mod_log_config are built into Debian's apache2.
 
-			# As Debian's conf-enabled/security.conf: no TRACE echo (it
-			# would reflect the Authorization header back).
-			TraceEnable Off
+			# TraceEnable Off comes from the admin snippet (apache/weave.conf),
+			# whose hardening test_hardening.py checks.
 
 			User $STACK_WWW_USER
 			Group $STACK_WWW_USER
