@@ -58,8 +58,9 @@ def assert_free(name):
 # ---- usernames (A.3: [A-Za-z0-9._-]{1,32}, lower-cased) -----------------
 
 BAD_NAMES = ["a" * 33, "a" * 300, "bad%20name", "bad$name", "na%2Fme", "a+b",
-             "%C3%A9", "a;b", "a'b", "%22a%22", "a%0Ab", "<a>", ".", "..",
-             ".%2e", "%2e"]
+             "%C3%A9", "a;b", "a'b", "%22a%22", "a%0Ab", "<a>"]
+# Dot segments are refused with the path, before any route (400 0).
+DOT_NAMES = [".", "..", ".%2e", "%2e"]
 
 
 def test_invalid_names_are_400_3_everywhere():
@@ -72,6 +73,11 @@ def test_invalid_names_are_400_3_everywhere():
                                    ("DELETE", f"user/1.0/{name}", None)):
             r = request(method, path, body=body)
             assert_error(r, 400, b"3", f"{method} {path}")
+    for name in DOT_NAMES:
+        for method, path in (("GET", f"user/1.0/{name}"), ("PUT", f"user/1.0/{name}"),
+                             ("GET", f"user/1.0/{name}/password_reset")):
+            r = request(method, path, body={"password": PASSWORD} if method == "PUT" else None)
+            assert_error(r, 400, b"0", f"{method} {path}")
     assert_still_answers()
 
 
