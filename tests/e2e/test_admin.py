@@ -29,7 +29,7 @@ import threading
 import time
 
 import weave
-from weave import CONFIG, admin, new_user, request
+from weave import CONFIG, admin, new_user, read_config, request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -57,12 +57,7 @@ def admin_json(*args):
 
 
 def config_value(key):
-    with open(CONFIG, encoding="utf-8") as f:
-        for line in f:
-            k, sep, v = line.partition("=")
-            if sep and k.strip() == key and not line.lstrip().startswith("#"):
-                return v.strip()
-    return None
+    return read_config().get(key)
 
 
 def root_sql(sql, database=None):

@@ -15,27 +15,13 @@ import re
 import struct
 import time
 
-from weave import CONFIG, request
+from weave import CONFIG, read_config, request
 
 PATHS = ("misc/1/captcha_html", "misc/1.0/captcha_html")  # under the mount point
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
        "form-action 'self'; base-uri 'none'")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-def read_config():
-    """key -> value of the server's weave.conf (same rules as config.c)."""
-    assert CONFIG, "WEAVE_CONFIG is not set (tests/run sets it)"
-    values = {}
-    with open(CONFIG, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if not line or line.startswith("#") or "=" not in line:
-                continue
-            key, _, value = line.partition("=")
-            values[key.strip()] = value.strip()
-    return values
 
 
 def captcha_secret():

@@ -27,7 +27,6 @@ import json
 import os
 import random
 import re
-import secrets
 import urllib.parse
 
 from cryptography.hazmat.primitives import padding as sympadding

@@ -10,13 +10,11 @@ reset_limit 5.
 """
 
 import json
-import os
 import random
-import re
 import statistics
 import time
 
-from weave import admin, apache_log_tail, new_user, request, CONFIG
+from weave import admin, apache_log_tail, new_user, read_config, request
 
 LOGIN_LIMIT = 10
 ADDRESS_LIMIT = 100
@@ -60,15 +58,6 @@ def mark_log():
     marker = f"mark{random.getrandbits(48):x}"
     request("GET", f"/weave/{marker}")
     return marker
-
-
-def config_value(key):
-    with open(CONFIG, encoding="utf-8") as f:
-        for line in f:
-            k, sep, v = line.partition("=")
-            if sep and k.strip() == key and not line.lstrip().startswith("#"):
-                return v.strip()
-    return None
 
 
 def test_account_locks_after_the_limit_and_admin_unlocks_it():
@@ -169,7 +158,7 @@ def test_wrong_reset_codes_count_as_failed_logins():
 
 
 def test_wrong_admin_secrets_lock_the_address():
-    secret = config_value("admin_secret")
+    secret = read_config().get("admin_secret")
     assert secret, "tests/run configures an admin_secret for the e2e stack"
     src = fresh_address()
     for i in range(ADDRESS_LIMIT):
