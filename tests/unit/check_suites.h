@@ -12,5 +12,6 @@ Suite *password_suite(void);
 Suite *validate_suite(void);
 Suite *captcha_suite(void);
 Suite *output_suite(void);
+Suite *wbo_suite(void);
 
 #endif
