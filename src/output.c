@@ -55,6 +55,9 @@ enum output_format output_choose(const char *accept)
 	while (*p != '\0') {
 		const char *comma = strchr(p, ',');
 		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		/* Taken now: skipping blanks below shortens len, and an all-blank
+		 * last item would otherwise leave p where it is, for ever. */
+		const char *next = comma ? comma + 1 : p + len;
 		const char *item = p;
 		while (len > 0 && (*item == ' ' || *item == '\t')) {
 			item++;
@@ -79,7 +82,7 @@ enum output_format output_choose(const char *accept)
 			    quality * 4 + specificity > score[f])
 				score[f] = quality * 4 + specificity;
 		}
-		p = comma ? comma + 1 : p + len;
+		p = next;
 	}
 	/* A wildcard match of equal quality does not beat an explicit one. */
 	enum output_format best = OUTPUT_JSON;

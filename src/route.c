@@ -603,13 +603,13 @@ retry:
 	return 503;
 }
 
-void route_dispatch(struct request *req, struct response *resp)
+/*
+ * Method, URI and route: 0 with *out set, or -1 with the error answered
+ * (400 bad encoding or too long, 404, 400 1, 400 3/13/8 path fields).
+ */
+static int resolve(struct request *req, struct response *resp,
+		   const struct route **out)
 {
-	const struct config *cfg = req->cfg;
-	const struct route *r = NULL;
-
-	struct operator_settings ops;
-
 	req->method_name = request_env(req, "REQUEST_METHOD");
 	req->method = request_method_parse(req->method_name);
 	switch (request_parse_uri(req, request_env(req, "SCRIPT_NAME"),
@@ -621,13 +621,32 @@ void route_dispatch(struct request *req, struct response *resp)
 	case REQUEST_BAD_ENCODING:
 	case REQUEST_TOO_LONG:
 		resp_error(resp, 400, WEAVE_ERR_NONE);
-		return;
+		return -1;
 	case REQUEST_NOT_FOUND:
 	default:
 		resp_error(resp, 404, WEAVE_ERR_NONE);
-		return;
+		return -1;
 	}
-	if (choose_route(req, resp, &r) < 0)
+	return choose_route(req, resp, out);
+}
+
+int route_resolve(struct request *req, struct response *resp, unsigned *flags)
+{
+	const struct route *r = NULL;
+	if (resolve(req, resp, &r) < 0)
+		return -1;
+	*flags = r->flags;
+	return 0;
+}
+
+void route_dispatch(struct request *req, struct response *resp)
+{
+	const struct config *cfg = req->cfg;
+	const struct route *r = NULL;
+
+	struct operator_settings ops;
+
+	if (resolve(req, resp, &r) < 0)
 		return;
 	settings_current(cfg, now_centiseconds() / 100, &ops);
 	resp->backoff = ops.backoff;

@@ -38,6 +38,15 @@ enum route_flag {
 #define HANDLER_RETRY (-1)
 typedef int (*route_handler)(struct request *req, struct response *resp);
 
+/*
+ * The gate's first steps, which need no database: method, URI (path
+ * segments and query), route and path fields (e-mail names mapped).
+ * Returns 0 and the route's flags, or -1 with the error answered (400
+ * bad encoding or too long; 404; 400 1 method; 400 3, 13 or 8 for the
+ * user, collection or id). route_dispatch() starts with it.
+ */
+int route_resolve(struct request *req, struct response *resp, unsigned *flags);
+
 /* Run one request through the gate, its handler and the transaction. */
 void route_dispatch(struct request *req, struct response *resp);
 

@@ -346,23 +346,6 @@ int storage_put_record(struct request *req, struct response *resp)
 	return status != 0 ? status : answer_timestamp(req, resp);
 }
 
-/* Add `reason` under `id` to the POST answer's failed object. */
-static void add_failure(struct json_object *failed, const char *id, size_t id_len,
-			const char *reason)
-{
-	char key[WBO_ID_MAX + 1];
-	struct json_object *reasons;
-	if (id_len > WBO_ID_MAX)
-		id_len = WBO_ID_MAX;
-	memcpy(key, id ? id : "", id ? id_len : 0);
-	key[id ? id_len : 0] = '\0';
-	if (!json_object_object_get_ex(failed, key, &reasons)) {
-		reasons = json_object_new_array();
-		json_object_object_add(failed, key, reasons);
-	}
-	json_object_array_add(reasons, json_object_new_string(reason));
-}
-
 /*
  * POST storage/<coll> (and PUT storage/<coll>): a JSON array of records
  * (a single object is taken as a one-record array). Each record is
@@ -373,71 +356,50 @@ static void add_failure(struct json_object *failed, const char *id, size_t id_le
  */
 int storage_post_collection(struct request *req, struct response *resp)
 {
+	struct wbo_batch batch;
 	struct json_object *body = body_parse_json(req, resp);
 	if (body == NULL)
 		return 400;
-	struct json_object *array = body;
-	bool single = json_object_is_type(body, json_type_object);
-	if (!single && !json_object_is_type(body, json_type_array)) {
+	enum wbo_batch_status bs =
+		wbo_batch_parse(body, (size_t)req->cfg->max_post_records,
+				(size_t)req->cfg->max_payload_bytes, &batch);
+	if (bs != WBO_BATCH_OK) {
+		if (bs == WBO_BATCH_TOO_MANY)
+			log_info("POST of %zu records is over max_post_records (%lld)",
+				 batch.count, (long long)req->cfg->max_post_records);
+		wbo_batch_free(&batch);
 		json_object_put(body);
+		if (bs == WBO_BATCH_TOO_MANY) {
+			resp_error(resp, 413, WEAVE_ERR_SIZE_LIMIT);
+			return 413;
+		}
 		resp_error(resp, 400, WEAVE_ERR_INVALID_WBO);
 		return 400;
 	}
-	size_t n = single ? 1 : json_object_array_length(array);
-	if (n > (size_t)req->cfg->max_post_records) {
-		log_info("POST of %zu records is over max_post_records (%lld)", n,
-			 (long long)req->cfg->max_post_records);
-		json_object_put(body);
-		resp_error(resp, 413, WEAVE_ERR_SIZE_LIMIT);
-		return 413;
-	}
 
-	struct wbo *items = xcalloc(n ? n : 1, sizeof *items);
-	struct json_object *success = json_object_new_array();
-	struct json_object *failed = json_object_new_object();
-	size_t valid = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *item = single ? body : json_object_array_get_idx(array, i);
-		struct wbo w;
-		enum wbo_error e = wbo_parse(item, NULL,
-					     (size_t)req->cfg->max_payload_bytes, &w);
-		if (e != WBO_OK) {
-			add_failure(failed, w.id, w.id_len, wbo_error_text(e));
-			continue;
-		}
-		/* A repeated id: the last one wins, as with sequential writes. */
-		size_t k;
-		for (k = 0; k < valid; k++)
-			if (items[k].id_len == w.id_len &&
-			    memcmp(items[k].id, w.id, w.id_len) == 0)
-				break;
-		items[k] = w;
-		if (k == valid)
-			valid++;
-	}
 	int status = check_unmodified(req, resp, req->collection);
-	if (status == 0 && valid > 0) {
+	if (status == 0 && batch.nvalid > 0) {
 		enum db_status st = db_storage_put(req->user->id, req->collection,
-						   items, valid, req->timestamp);
+						   batch.items, batch.nvalid,
+						   req->timestamp);
 		status = st == DB_OK ? 0 : handler_db_failure(req, resp, st);
 	}
-	if (status == 0 && valid > 0)
+	if (status == 0 && batch.nvalid > 0)
 		status = check_quota(req, resp);
 	if (status == 0) {
-		for (size_t k = 0; k < valid; k++)
+		struct json_object *success = json_object_new_array();
+		for (size_t k = 0; k < batch.nvalid; k++)
 			json_object_array_add(success,
-					      json_object_new_string_len(items[k].id,
-									 (int)items[k].id_len));
+					      json_object_new_string_len(batch.items[k].id,
+									 (int)batch.items[k].id_len));
 		struct json_object *answer = json_object_new_object();
 		json_object_object_add(answer, "modified", json_timestamp(req->timestamp));
 		json_object_object_add(answer, "success", success);
-		json_object_object_add(answer, "failed", failed);
-		success = failed = NULL;
+		json_object_object_add(answer, "failed", batch.failed);
+		batch.failed = NULL; /* the answer owns it now */
 		status = send_json(resp, answer);
 	}
-	json_object_put(success);
-	json_object_put(failed);
-	free(items);
+	wbo_batch_free(&batch);
 	json_object_put(body);
 	return status;
 }

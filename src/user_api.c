@@ -146,6 +146,35 @@ static int check_registration_rate(struct request *req, struct response *resp,
 	return 0;
 }
 
+int user_registration_parse(struct json_object *obj, const char *path_user,
+			    struct registration *out)
+{
+	memset(out, 0, sizeof *out);
+	out->email = string_member(obj, "email", &out->email_len);
+	if (out->email != NULL && out->email_len == 0)
+		out->email = NULL;
+	/* A number or list is an invalid address, not a missing one. */
+	if (member_not_string(obj, "email") ||
+	    (out->email != NULL &&
+	     (!validate_email(out->email, out->email_len) ||
+	      memchr(out->email, '\0', out->email_len) != NULL)))
+		return WEAVE_ERR_NO_EMAIL;
+	if (out->email != NULL && is_hashed_name(path_user)) {
+		char mapped[33];
+		auth_email_to_username(out->email, out->email_len, mapped);
+		if (strcmp(mapped, path_user) != 0)
+			return WEAVE_ERR_EMAIL_MISMATCH;
+	}
+	out->password = string_member(obj, "password", &out->password_len);
+	if (out->password == NULL || out->password_len == 0)
+		return WEAVE_ERR_MISSING_PASSWORD;
+	if (out->password_len > AUTH_PASSWORD_MAX ||
+	    memchr(out->password, '\0', out->password_len) != NULL ||
+	    !password_is_strong(out->password, out->password_len, path_user))
+		return WEAVE_ERR_WEAK_PASSWORD;
+	return 0;
+}
+
 /*
  * PUT user/<u>: create from {"password", "email", "captcha-challenge",
  * "captcha-response"}. 200 with the lower-case name; 400 11 registration
@@ -191,36 +220,10 @@ int user_create(struct request *req, struct response *resp)
 		status = 400;
 		goto done;
 	}
-	size_t email_len = 0, pw_len = 0;
-	const char *email = string_member(obj, "email", &email_len);
-	if (email != NULL && email_len == 0)
-		email = NULL;
-	/* A number or list is an invalid address, not a missing one. */
-	if (member_not_string(obj, "email") ||
-	    (email != NULL && (!validate_email(email, email_len) ||
-			       memchr(email, '\0', email_len) != NULL))) {
-		resp_error(resp, 400, WEAVE_ERR_NO_EMAIL);
-		status = 400;
-		goto done;
-	}
-	if (email != NULL && is_hashed_name(req->path_user)) {
-		char mapped[33];
-		auth_email_to_username(email, email_len, mapped);
-		if (strcmp(mapped, req->path_user) != 0) {
-			resp_error(resp, 400, WEAVE_ERR_EMAIL_MISMATCH);
-			status = 400;
-			goto done;
-		}
-	}
-	const char *password = string_member(obj, "password", &pw_len);
-	if (password == NULL || pw_len == 0) {
-		resp_error(resp, 400, WEAVE_ERR_MISSING_PASSWORD);
-		status = 400;
-		goto done;
-	}
-	if (pw_len > AUTH_PASSWORD_MAX || memchr(password, '\0', pw_len) != NULL ||
-	    !password_is_strong(password, pw_len, req->path_user)) {
-		resp_error(resp, 400, WEAVE_ERR_WEAK_PASSWORD);
+	struct registration reg;
+	int code = user_registration_parse(obj, req->path_user, &reg);
+	if (code != 0) {
+		resp_error(resp, 400, (enum weave_error)code);
 		status = 400;
 		goto done;
 	}
@@ -230,7 +233,7 @@ int user_create(struct request *req, struct response *resp)
 		goto done;
 	if (!admin && cfg->captcha && (status = check_captcha(req, resp, obj)) != 0)
 		goto done;
-	if (password_hash(password, pw_len, (int)cfg->password_cost, hash,
+	if (password_hash(reg.password, reg.password_len, (int)cfg->password_cost, hash,
 			  sizeof hash) < 0) {
 		resp_error(resp, 503, WEAVE_ERR_NONE);
 		status = 503;
@@ -247,7 +250,7 @@ int user_create(struct request *req, struct response *resp)
 		goto done;
 	}
 	if (st == DB_OK)
-		st = db_user_create(req->path_user, hash, email, node, NULL);
+		st = db_user_create(req->path_user, hash, reg.email, node, NULL);
 	free(node);
 	if (st == DB_CONFLICT) {
 		resp_error(resp, 400, WEAVE_ERR_OVERWRITE);

@@ -15,6 +15,7 @@
 #include "request.h"
 #include "response.h"
 
+struct json_object;
 struct user;
 
 int user_exists(struct request *req, struct response *resp);
@@ -45,6 +46,24 @@ int user_send_reset_code(const struct request *req, const struct user *u);
  */
 int user_store_password(const struct request *req, const struct user *u,
 			const char *password, size_t len);
+
+/* The fields of a registration body (PUT user/<u>); they point into the JSON. */
+struct registration {
+	const char *email; /* NULL when absent or empty */
+	size_t email_len;
+	const char *password;
+	size_t password_len;
+};
+
+/*
+ * Read and check the e-mail and password of a registration body for the
+ * account path_user (lower-cased, valid). Returns 0, or the Weave error
+ * to answer with 400: WEAVE_ERR_NO_EMAIL (invalid address),
+ * WEAVE_ERR_EMAIL_MISMATCH (a hashed name the address does not hash
+ * to), WEAVE_ERR_MISSING_PASSWORD, WEAVE_ERR_WEAK_PASSWORD.
+ */
+int user_registration_parse(struct json_object *obj, const char *path_user,
+			    struct registration *out);
 
 /* Normalise a typed reset code and hash it (SHA-256); -1 if malformed. */
 int user_reset_code_hash(const char *code, unsigned char hash[32]);

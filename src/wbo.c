@@ -4,6 +4,7 @@
 #include <json-c/json.h>
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
@@ -132,6 +133,66 @@ enum wbo_error wbo_parse(struct json_object *obj, const char *default_id,
 		out->fields |= WBO_FIELD_TTL;
 	}
 	return WBO_OK;
+}
+
+/* Add `reason` under `id` to a POST answer's failed object. */
+static void add_failure(struct json_object *failed, const char *id, size_t id_len,
+			const char *reason)
+{
+	char key[WBO_ID_MAX + 1];
+	struct json_object *reasons;
+	if (id_len > WBO_ID_MAX)
+		id_len = WBO_ID_MAX;
+	memcpy(key, id ? id : "", id ? id_len : 0);
+	key[id ? id_len : 0] = '\0';
+	if (!json_object_object_get_ex(failed, key, &reasons)) {
+		reasons = json_object_new_array();
+		json_object_object_add(failed, key, reasons);
+	}
+	json_object_array_add(reasons, json_object_new_string(reason));
+}
+
+enum wbo_batch_status wbo_batch_parse(struct json_object *body,
+				      size_t max_records, size_t max_payload,
+				      struct wbo_batch *out)
+{
+	memset(out, 0, sizeof *out);
+	bool single = json_object_is_type(body, json_type_object);
+	if (!single && !json_object_is_type(body, json_type_array))
+		return WBO_BATCH_NOT_LIST;
+	size_t n = single ? 1 : json_object_array_length(body);
+	out->count = n;
+	if (n > max_records)
+		return WBO_BATCH_TOO_MANY;
+
+	out->items = xcalloc(n ? n : 1, sizeof *out->items);
+	out->failed = json_object_new_object();
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *item = single ? body : json_object_array_get_idx(body, i);
+		struct wbo w;
+		enum wbo_error e = wbo_parse(item, NULL, max_payload, &w);
+		if (e != WBO_OK) {
+			add_failure(out->failed, w.id, w.id_len, wbo_error_text(e));
+			continue;
+		}
+		/* A repeated id: the last one wins, as with sequential writes. */
+		size_t k;
+		for (k = 0; k < out->nvalid; k++)
+			if (out->items[k].id_len == w.id_len &&
+			    memcmp(out->items[k].id, w.id, w.id_len) == 0)
+				break;
+		out->items[k] = w;
+		if (k == out->nvalid)
+			out->nvalid++;
+	}
+	return WBO_BATCH_OK;
+}
+
+void wbo_batch_free(struct wbo_batch *b)
+{
+	free(b->items);
+	json_object_put(b->failed);
+	memset(b, 0, sizeof *b);
 }
 
 int wbo_json_escape(struct buf *out, const char *s, size_t len)

@@ -67,6 +67,35 @@ const char *wbo_error_text(enum wbo_error e);
 enum wbo_error wbo_parse(struct json_object *obj, const char *default_id,
 			 size_t max_payload, struct wbo *out);
 
+/*
+ * The records of a POST body: a JSON array, or one object taken as a
+ * one-record array. Each record is validated on its own: the valid ones
+ * go to items[0..nvalid), a repeated id keeping the last one (as
+ * sequential writes would); each invalid one adds its reason under its
+ * id to failed, {"<id>": ["<reason>", ...]}. The items point into the
+ * body, which must outlive the batch; failed belongs to the batch until
+ * the caller takes it (and sets the member to NULL).
+ */
+struct wbo_batch {
+	size_t count; /* records in the body */
+	struct wbo *items;
+	size_t nvalid;
+	struct json_object *failed;
+};
+
+enum wbo_batch_status {
+	WBO_BATCH_OK,
+	WBO_BATCH_NOT_LIST, /* neither an array nor an object: 400 8 */
+	WBO_BATCH_TOO_MANY, /* more than max_records (count is set): 413 17 */
+	WBO_BATCH__MAX
+};
+
+/* Parse body into *out; release it with wbo_batch_free() whatever the status. */
+enum wbo_batch_status wbo_batch_parse(struct json_object *body,
+				      size_t max_records, size_t max_payload,
+				      struct wbo_batch *out);
+void wbo_batch_free(struct wbo_batch *b);
+
 /* Append s as a JSON string literal (quotes included). */
 int wbo_json_escape(struct buf *out, const char *s, size_t len);
 
