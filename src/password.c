@@ -15,6 +15,7 @@
 #define KEY_LEN 32
 #define SCRYPT_R 8
 #define SCRYPT_P 1
+#define SCRYPT_COST_MAX (UINT64_C(1) << 30) /* 128 * r * N * p */
 
 static int scrypt_derive(const char *password, size_t len, const unsigned char *salt,
 			 size_t salt_len, int log2_n, int r, int p,
@@ -100,6 +101,11 @@ static enum password_verdict verify_scrypt(const char *password, size_t len,
 	if (read_param(&rest, "ln", ',', 22, &log2_n) < 0 ||
 	    read_param(&rest, "r", ',', 32, &r) < 0 ||
 	    read_param(&rest, "p", '$', 16, &p) < 0)
+		return PASSWORD_BAD_HASH;
+	/* A hash from elsewhere must not make one login cost more than our
+	 * dearest setting, password_cost 20: 128 * r * N bytes (1 GiB) of
+	 * memory, p times over in time. */
+	if ((UINT64_C(128) << log2_n) * (uint64_t)r * (uint64_t)p > SCRYPT_COST_MAX)
 		return PASSWORD_BAD_HASH;
 	const char *dollar = strchr(rest, '$');
 	size_t key64_len = dollar ? strlen(dollar + 1) : 0;

@@ -162,6 +162,10 @@ START_TEST(test_scrypt_bad_hash)
 		"$scrypt$ln=10,r=33,p=1$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw=",
 		"$scrypt$ln=10,r=8,p=0$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw=",
 		"$scrypt$ln=10,r=8,p=17$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw=",
+		/* within each bound, but more than 1 GiB of scrypt memory */
+		"$scrypt$ln=21,r=8,p=1$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw=",
+		"$scrypt$ln=22,r=32,p=16$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw=",
+		"$scrypt$ln=20,r=8,p=2$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw=",
 		"$scrypt$ln=10 ,r=8,p=1$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw=",
 		"$scrypt$ln=1e1,r=8,p=1$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw=",
 		"$scrypt$n=10,r=8,p=1$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw=",
