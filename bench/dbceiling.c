@@ -36,9 +36,12 @@
 	"alert, last_write, created FROM users WHERE username = ?"
 static const char *const sql_user_shared = USER_COLUMNS " LOCK IN SHARE MODE";
 static const char *const sql_user_exclusive = USER_COLUMNS " FOR UPDATE";
-static const char *const sql_stamps =
-	"SELECT collection, MAX(modified) FROM wbo "
-	"WHERE user_id = ? AND expires > ? GROUP BY collection";
+static const char *const sql_stamps = /* parameters: now, user_id */
+	"SELECT c.collection, (SELECT w.modified FROM wbo w "
+	"WHERE w.user_id = c.user_id AND w.collection = c.collection "
+	"AND w.expires > ? ORDER BY w.modified DESC LIMIT 1) AS newest "
+	"FROM (SELECT DISTINCT user_id, collection FROM wbo "
+	"WHERE user_id = ?) c HAVING newest IS NOT NULL";
 static const char *const sql_download =
 	"SELECT id, modified, parentid, predecessorid, sortindex, payload FROM wbo"
 	" WHERE user_id = ? AND collection = ? AND expires > ?"
@@ -234,8 +237,8 @@ static long do_poll(MYSQL_STMT *user, MYSQL_STMT *stamps, const char *name)
 {
 	int64_t id = load_user(user, name, NULL), now = now_cs();
 	MYSQL_BIND p[2];
-	bind_int(&p[0], &id);
-	bind_int(&p[1], &now);
+	bind_int(&p[0], &now);
+	bind_int(&p[1], &id);
 	run(stamps, p, NULL);
 	return 0;
 }
