@@ -14,6 +14,7 @@ int main(void)
 	srunner_add_suite(sr, password_suite());
 	srunner_add_suite(sr, validate_suite());
 	srunner_add_suite(sr, captcha_suite());
+	srunner_add_suite(sr, wbo_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -11,5 +11,6 @@ Suite *auth_suite(void);
 Suite *password_suite(void);
 Suite *validate_suite(void);
 Suite *captcha_suite(void);
+Suite *wbo_suite(void);
 
 #endif
