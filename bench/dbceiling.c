@@ -40,8 +40,8 @@ static const char *const sql_stamps = /* parameters: now, user_id */
 	"SELECT c.collection, (SELECT w.modified FROM wbo w "
 	"WHERE w.user_id = c.user_id AND w.collection = c.collection "
 	"AND w.expires > ? ORDER BY w.modified DESC LIMIT 1) AS newest "
-	"FROM (SELECT DISTINCT user_id, collection FROM wbo "
-	"WHERE user_id = ?) c HAVING newest IS NOT NULL";
+	"FROM wbo c WHERE c.user_id = ? GROUP BY c.user_id, c.collection "
+	"HAVING newest IS NOT NULL";
 static const char *const sql_download =
 	"SELECT id, modified, parentid, predecessorid, sortindex, payload FROM wbo"
 	" WHERE user_id = ? AND collection = ? AND expires > ?"

@@ -257,6 +257,21 @@ static MYSQL_STMT *statement_for(const char *sql, enum db_status *st)
 	return stmt;
 }
 
+void db_forget(const char *sql)
+{
+	for (size_t i = 0; i < STMT_CACHE_SIZE; i++) {
+		struct cached_stmt *c = &stmt_cache[i];
+		if (c->sql == NULL || strcmp(c->sql, sql) != 0)
+			continue;
+		if (c->stmt != NULL && conn != NULL)
+			mysql_stmt_close(c->stmt);
+		free(c->sql);
+		c->sql = NULL;
+		c->stmt = NULL;
+		c->last_used = 0;
+	}
+}
+
 static bool is_integer_type(enum enum_field_types t)
 {
 	return t == MYSQL_TYPE_TINY || t == MYSQL_TYPE_SHORT ||
