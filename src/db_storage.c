@@ -18,11 +18,11 @@ enum storage_stmt {
 static const char *const storage_sql[STORAGE_STMT__MAX] = {
 	/*
 	 * Newest live record per collection, in reads per collection rather
-	 * than per record: the DISTINCT is a loose index scan (one seek per
-	 * collection) and each subquery walks by_modified from the top until
-	 * a record that has not expired. MAX(modified) ... GROUP BY read
-	 * every record of the user: 1 M records took seconds (bench/run
-	 * scale). Parameters: now, user_id.
+	 * than per record: the GROUP BY (no aggregate) is a loose index scan,
+	 * one seek per collection, and each subquery walks by_modified from
+	 * the top until a record that has not expired. MAX(modified) with
+	 * the expires condition read every record of the user: 1 M records
+	 * took 0.4 s (bench/run scale). Parameters: now, user_id.
 	 */
 	[STORAGE_COLLECTION_STAMPS] =
 		"SELECT c.collection, (SELECT w.modified FROM wbo w "
