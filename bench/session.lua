@@ -2,8 +2,9 @@
 -- makes it (PROTOCOL.md B 5.2-5.3) for an account that synced before:
 -- meta/global, the keys, info/collections, clients down and up, the crypto
 -- record of each engine, downloads of the changed engines (history, tabs)
--- with newer=BENCH_NEWER, and uploads of their changes. Each connection
--- walks the steps of a session in order, for one account after another.
+-- with newer=BENCH_NEWER, and uploads of their changes. Each wrk thread
+-- walks the steps of a session in order (its connections take turns),
+-- for one account after another.
 local c = dofile(os.getenv("BENCH_DIR") .. "/common.lua")
 setup = c.setup
 local users, base, newer, step, n, seq = nil, nil, nil, 0, 0, 0
