@@ -77,6 +77,13 @@ enum db_status db_run(const char *sql, const struct db_param *params,
 		      size_t nparams, db_row_fn row_fn, void *ctx,
 		      uint64_t *affected);
 
+/*
+ * Close sql's cached prepared statement, if any, so that the next db_run()
+ * prepares it afresh. For a statement whose plan MariaDB must choose anew
+ * for every execution (see db_storage.c, collection stamps).
+ */
+void db_forget(const char *sql);
+
 /* Run text without parameters (DDL, schema scripts). */
 enum db_status db_exec_text(const char *sql);
 

@@ -4,6 +4,8 @@
 #include <json-c/json.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -195,45 +197,62 @@ void wbo_batch_free(struct wbo_batch *b)
 	memset(b, 0, sizeof *b);
 }
 
-int wbo_json_escape(struct buf *out, const char *s, size_t len)
+/* Bytes a JSON string must escape: '"', '\\', control characters and
+ * DEL. A table, so that the common case (base64 text) costs one load per
+ * byte: a full download is mostly this loop. */
+static bool escape_table[256];
+
+static void escape_table_init(void)
+{
+	for (int c = 0; c < 0x20; c++)
+		escape_table[c] = true;
+	escape_table['"'] = true;
+	escape_table['\\'] = true;
+	escape_table[0x7f] = true;
+}
+
+/* Appends the escape sequence for one byte that needs it. */
+static int put_escape(struct buf *out, unsigned char c)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t start = 0;
-	int rc = buf_putc(out, '"');
-
-	for (size_t i = 0; i < len && rc == 0; i++) {
-		unsigned char c = (unsigned char)s[i];
-		const char *esc = NULL;
-		char u[7];
-		if (c == '"')
-			esc = "\\\"";
-		else if (c == '\\')
-			esc = "\\\\";
-		else if (c == '\n')
-			esc = "\\n";
-		else if (c == '\r')
-			esc = "\\r";
-		else if (c == '\t')
-			esc = "\\t";
-		else if (c < 0x20 || c == 0x7f) {
-			u[0] = '\\';
-			u[1] = 'u';
-			u[2] = '0';
-			u[3] = '0';
-			u[4] = hex[c >> 4];
-			u[5] = hex[c & 15];
-			u[6] = '\0';
-			esc = u;
-		}
-		if (esc == NULL)
-			continue;
-		rc = buf_append(out, s + start, i - start);
-		if (rc == 0)
-			rc = buf_puts(out, esc);
-		start = i + 1;
+	char u[7];
+	switch (c) {
+	case '"':
+		return buf_append(out, "\\\"", 2);
+	case '\\':
+		return buf_append(out, "\\\\", 2);
+	case '\n':
+		return buf_append(out, "\\n", 2);
+	case '\r':
+		return buf_append(out, "\\r", 2);
+	case '\t':
+		return buf_append(out, "\\t", 2);
+	default:
+		u[0] = '\\';
+		u[1] = 'u';
+		u[2] = '0';
+		u[3] = '0';
+		u[4] = hex[c >> 4];
+		u[5] = hex[c & 15];
+		return buf_append(out, u, 6);
 	}
-	if (rc == 0)
-		rc = buf_append(out, s + start, len - start);
+}
+
+int wbo_json_escape(struct buf *out, const char *s, size_t len)
+{
+	if (!escape_table['"'])
+		escape_table_init();
+	int rc = buf_putc(out, '"');
+	size_t i = 0;
+	while (i < len && rc == 0) {
+		/* The longest run that needs no escaping, copied at once. */
+		size_t start = i;
+		while (i < len && !escape_table[(unsigned char)s[i]])
+			i++;
+		rc = buf_append(out, s + start, i - start);
+		if (i < len && rc == 0)
+			rc = put_escape(out, (unsigned char)s[i++]);
+	}
 	if (rc == 0)
 		rc = buf_putc(out, '"');
 	return rc;
@@ -256,11 +275,18 @@ int wbo_row_to_json(struct buf *out, const struct wbo_row *row)
 			rc = wbo_json_escape(out, row->predecessorid,
 					     row->predecessorid_len);
 	}
+	/* Formatted once into a local buffer: buf_printf() formats twice. */
 	format_timestamp(row->modified, stamp, sizeof stamp);
 	if (rc == 0)
-		rc = buf_printf(out, ",\"modified\":%s", stamp);
-	if (rc == 0 && row->has_sortindex)
-		rc = buf_printf(out, ",\"sortindex\":%lld", (long long)row->sortindex);
+		rc = buf_puts(out, ",\"modified\":");
+	if (rc == 0)
+		rc = buf_puts(out, stamp);
+	if (rc == 0 && row->has_sortindex) {
+		char number[32];
+		snprintf(number, sizeof number, ",\"sortindex\":%lld",
+			 (long long)row->sortindex);
+		rc = buf_puts(out, number);
+	}
 	if (rc == 0 && row->payload != NULL) {
 		rc = buf_puts(out, ",\"payload\":");
 		if (rc == 0)

@@ -10,6 +10,8 @@
 #   stack_db_password DIR                 print the weave db user's password
 #   stack_write_config FILE DB_PORT DB_PASSWORD PUBLIC_URL [LOG_LEVEL] [LINE...]
 #   stack_apache_start DIR PORT FCGI_BINARY CONFIG_FILE [NAME=VALUE...]
+#                                         (STACK_APACHE_INCLUDE=FILE: extra
+#                                         directives, included after the snippet)
 #   stack_apache_stop DIR
 #
 # Functions print "stack: ..." on stderr and return non-zero on failure; they
@@ -401,6 +403,10 @@ stack_apache_start() {
 		done
 		echo
 		echo "Include \"$dir/weave.conf\""
+		# More mounts under the same settings (bench/run's ceiling program).
+		if [[ -n ${STACK_APACHE_INCLUDE:-} ]]; then
+			echo "Include \"$STACK_APACHE_INCLUDE\""
+		fi
 	} >"$dir/httpd.conf" || return 1
 
 	# A clean environment: the caller's (ASAN_OPTIONS for weave-admin, say)

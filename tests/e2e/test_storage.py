@@ -141,6 +141,16 @@ def test_metadata_only_update_tombstone_and_ttl():
     assert "gone" not in call("GET", "storage/c").json()
 
 
+def test_info_collections_skips_expired_records():
+    _, call = _u()
+    t_live = call("PUT", "storage/a/live", {"payload": "x"}).body.decode()
+    call("PUT", "storage/a/dead", {"payload": "x", "ttl": 0})  # newer, expired
+    call("PUT", "storage/b/dead", {"payload": "x", "ttl": 0})  # only expired
+    time.sleep(1.1)
+    info = call("GET", "info/collections").json()
+    assert "%.2f" % info["a"] == t_live and "b" not in info, info
+
+
 def test_payload_limit_and_unicode():
     _, call = _u()
     big = "a" * 262144

@@ -289,6 +289,27 @@ START_TEST(test_utf8_bad)
 }
 END_TEST
 
+/* Long, mostly ASCII text (the eight-bytes-at-a-time path): every offset
+ * of a bad byte, a good character and a cut one. */
+START_TEST(test_utf8_long_ascii)
+{
+	char text[48];
+	for (size_t at = 0; at + 4 <= sizeof text; at++) {
+		memset(text, 'a', sizeof text);
+		text[at] = (char)0xff;
+		ck_assert_msg(!validate_utf8(text, sizeof text), "0xff at %zu", at);
+		memcpy(text + at, "\xe2\x98\x83", 3); /* U+2603 */
+		ck_assert_msg(validate_utf8(text, sizeof text), "U+2603 at %zu", at);
+		ck_assert_msg(!validate_utf8(text, at + 2), "cut at %zu", at);
+		text[at + 2] = 'a'; /* a lead byte without its last continuation */
+		ck_assert_msg(!validate_utf8(text, sizeof text), "broken at %zu", at);
+	}
+	memset(text, 'a', sizeof text);
+	ck_assert(validate_utf8(text, sizeof text));
+	ck_assert(validate_utf8(text, 0));
+}
+END_TEST
+
 Suite *validate_suite(void)
 {
 	Suite *s = suite_create("validate");
@@ -313,6 +334,7 @@ Suite *validate_suite(void)
 	tc = tcase_create("utf8");
 	tcase_add_test(tc, test_utf8_good);
 	tcase_add_test(tc, test_utf8_bad);
+	tcase_add_test(tc, test_utf8_long_ascii);
 	suite_add_tcase(s, tc);
 
 	return s;
