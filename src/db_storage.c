@@ -22,12 +22,18 @@ static const char *const storage_sql[STORAGE_STMT__MAX] = {
 	 * one seek per collection, and each subquery walks by_modified from
 	 * the top until a record that has not expired. MAX(modified) with
 	 * the expires condition read every record of the user: 1 M records
-	 * took 0.4 s (bench/run scale). Parameters: now, user_id.
+	 * took 0.4 s (bench/run scale). The second subquery gives the
+	 * earliest expiry among each collection's newest records: the answer
+	 * holds until then (stamp_cache.h). Parameters: now, now, user_id.
 	 */
 	[STORAGE_COLLECTION_STAMPS] =
 		"SELECT c.collection, (SELECT w.modified FROM wbo w "
 		"WHERE w.user_id = c.user_id AND w.collection = c.collection "
-		"AND w.expires > ? ORDER BY w.modified DESC LIMIT 1) AS newest "
+		"AND w.expires > ? ORDER BY w.modified DESC LIMIT 1) AS newest, "
+		"(SELECT w.expires FROM wbo w "
+		"WHERE w.user_id = c.user_id AND w.collection = c.collection "
+		"AND w.expires > ? ORDER BY w.modified DESC, w.expires ASC "
+		"LIMIT 1) AS newest_expires "
 		"FROM wbo c WHERE c.user_id = ? GROUP BY c.user_id, c.collection "
 		"HAVING newest IS NOT NULL",
 	[STORAGE_COLLECTION_COUNTS] =
@@ -61,13 +67,30 @@ static enum db_status per_collection(enum storage_stmt which, int64_t user_id,
 	return db_run(storage_sql[which], p, 2, collection_row, &c, NULL);
 }
 
-enum db_status db_storage_collection_stamps(int64_t user_id, int64_t now,
-					    db_collection_fn fn, void *ctx)
+struct stamps_ctx {
+	db_collection_fn fn;
+	void *ctx;
+	int64_t *valid_until;
+};
+
+static int stamps_row(void *ctx, const struct db_value *row, size_t ncols)
 {
-	struct collection_ctx c = { fn, ctx };
-	struct db_param p[] = { DB_INT(now), DB_INT(user_id) };
-	enum db_status st = db_run(storage_sql[STORAGE_COLLECTION_STAMPS], p, 2,
-				   collection_row, &c, NULL);
+	struct stamps_ctx *c = ctx;
+	(void)ncols;
+	if (!row[2].is_null && row[2].i < *c->valid_until)
+		*c->valid_until = row[2].i;
+	return c->fn(c->ctx, row[0].s, row[0].len, row[1].i);
+}
+
+enum db_status db_storage_collection_stamps(int64_t user_id, int64_t now,
+					    db_collection_fn fn, void *ctx,
+					    int64_t *valid_until)
+{
+	struct stamps_ctx c = { fn, ctx, valid_until };
+	struct db_param p[] = { DB_INT(now), DB_INT(now), DB_INT(user_id) };
+	*valid_until = INT64_MAX;
+	enum db_status st = db_run(storage_sql[STORAGE_COLLECTION_STAMPS], p, 3,
+				   stamps_row, &c, NULL);
 	/*
 	 * Prepared once per process, MariaDB 10.11 kept whichever plan the
 	 * first accounts (small ones) got: a 1 M-record account then read

@@ -16,8 +16,14 @@
 typedef int (*db_collection_fn)(void *ctx, const char *collection, size_t len,
 				int64_t value);
 
+/*
+ * Newest timestamp per collection of the unexpired records, and in
+ * *valid_until the earliest expiry among those newest records (when the
+ * answer may change without a write; INT64_MAX when none expires).
+ */
 enum db_status db_storage_collection_stamps(int64_t user_id, int64_t now,
-					    db_collection_fn fn, void *ctx);
+					    db_collection_fn fn, void *ctx,
+					    int64_t *valid_until);
 enum db_status db_storage_collection_counts(int64_t user_id, int64_t now,
 					    db_collection_fn fn, void *ctx);
 enum db_status db_storage_collection_bytes(int64_t user_id, int64_t now,

@@ -367,7 +367,7 @@ static const char *const user_admin_sql[USER_ADMIN_STMT__MAX] = {
 	[USER_SET_NODE] = "UPDATE users SET node = ? WHERE id = ?",
 	[USER_CLEAR_EMAIL] = "UPDATE users SET email = NULL WHERE id = ?",
 	[USER_RAISE_LAST_WRITE] =
-		"UPDATE users SET last_write = GREATEST(last_write, ?) WHERE id = ?",
+		"UPDATE users SET last_write = GREATEST(last_write + 1, ?) WHERE id = ?",
 };
 
 static int url_row(void *ctx, const struct db_value *row, size_t ncols)

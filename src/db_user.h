@@ -134,7 +134,11 @@ enum db_status db_user_set_quota(int64_t id, int64_t quota_kb);
 enum db_status db_user_set_alert(int64_t id, const char *alert);
 enum db_status db_user_set_node(int64_t id, const char *node);
 enum db_status db_user_clear_email(int64_t id);
-/* last_write = max(last_write, at_least). */
+/*
+ * last_write = max(last_write + 1, at_least): a change of the account's
+ * records made outside a request (import, migrate) moves last_write too,
+ * as every write does, so what is keyed by it (stamp_cache.h) sees it.
+ */
 enum db_status db_user_raise_last_write(int64_t id, int64_t at_least);
 
 #endif

@@ -13,6 +13,7 @@
 #include "output.h"
 #include "query.h"
 #include "route.h"
+#include "stamp_cache.h"
 #include "util.h"
 #include "validate.h"
 #include "wbo.h"
@@ -65,27 +66,50 @@ static int add_collection(void *ctx, const char *name, size_t len, int64_t value
 	return 0;
 }
 
+/* Send an info answer: its body, X-Weave-Records, the timestamp. */
+static int send_collections(struct request *req, struct response *resp,
+			    const struct stamp_answer *a, bool with_records)
+{
+	if (a->newest > req->timestamp)
+		req->timestamp = a->newest;
+	if (with_records)
+		resp_header(resp, "X-Weave-Records", "%lld", (long long)a->rows);
+	resp_json(resp, a->body, a->len);
+	return 200;
+}
+
 static int collections_answer(struct request *req, struct response *resp, int kind)
 {
-	struct collections_ctx c = { json_object_new_object(), 0, 0, kind };
-	enum db_status st;
+	const struct user *u = req->user;
 	int64_t now = req->started;
+	struct stamp_answer a;
 
+	if (kind == 0 && stamp_cache_get(u->id, u->last_write, now, &a))
+		return send_collections(req, resp, &a, true);
+
+	struct collections_ctx c = { json_object_new_object(), 0, 0, kind };
+	int64_t valid_until = 0;
+	enum db_status st;
 	if (kind == 0)
-		st = db_storage_collection_stamps(req->user->id, now, add_collection, &c);
+		st = db_storage_collection_stamps(u->id, now, add_collection, &c,
+						  &valid_until);
 	else if (kind == 1)
-		st = db_storage_collection_counts(req->user->id, now, add_collection, &c);
+		st = db_storage_collection_counts(u->id, now, add_collection, &c);
 	else
-		st = db_storage_collection_bytes(req->user->id, now, add_collection, &c);
+		st = db_storage_collection_bytes(u->id, now, add_collection, &c);
 	if (st != DB_OK) {
 		json_object_put(c.obj);
 		return handler_db_failure(req, resp, st);
 	}
-	if (c.newest > req->timestamp)
-		req->timestamp = c.newest;
-	if (kind != 2)
-		resp_header(resp, "X-Weave-Records", "%lld", (long long)c.rows);
-	return send_json(resp, c.obj);
+	a.body = json_object_to_json_string_length(
+		c.obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &a.len);
+	a.newest = c.newest;
+	a.rows = c.rows;
+	if (kind == 0)
+		stamp_cache_put(u->id, u->last_write, valid_until, &a);
+	int status = send_collections(req, resp, &a, kind != 2);
+	json_object_put(c.obj);
+	return status;
 }
 
 /* GET info/collections: 200 {name: last modified}; 503. */

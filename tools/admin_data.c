@@ -578,8 +578,9 @@ int cmd_import(const struct args *a)
 	progress_start(&p, "import", size > 0 ? "bytes" : "records", size);
 	rc = import_lines(in, &c, u.id, &p);
 	progress_end(&p);
-	if (rc == EXIT_OK && c.count > 0) {
-		/* New writes must be stamped above every imported record. */
+	if (rc == EXIT_OK) {
+		/* New writes must be stamped above every imported record, and
+		 * the records changed (even when none came in, with --replace). */
 		st = db_user_raise_last_write(u.id, c.max_modified);
 		if (st != DB_OK)
 			rc = db_fail(st, "updating the last write");

@@ -4,7 +4,7 @@ import json
 import struct
 import time
 
-from weave import new_user, request
+from weave import admin, new_user, request
 
 
 def _u():
@@ -149,6 +149,29 @@ def test_info_collections_skips_expired_records():
     time.sleep(1.1)
     info = call("GET", "info/collections").json()
     assert "%.2f" % info["a"] == t_live and "b" not in info, info
+
+
+def test_info_collections_follows_expiry_and_admin_changes_without_a_write():
+    # Each process keeps recent info/collections answers until the user
+    # writes or a collection's newest record expires (stamp_cache.h): poll
+    # often enough to fill several processes' copies, then check they let go.
+    user, call = _u()
+    t_live = call("PUT", "storage/a/live", {"payload": "x"}).body.decode()
+    t_soon = call("PUT", "storage/a/soon", {"payload": "x", "ttl": 2}).body.decode()
+    call("PUT", "storage/b/soon", {"payload": "x", "ttl": 2})
+    deadline = time.time() + 1.5
+    while time.time() < deadline:
+        info = call("GET", "info/collections").json()
+        assert "%.2f" % info["a"] == t_soon and "b" in info, info
+    time.sleep(2.6 - 1.5)
+    for _ in range(20):
+        info = call("GET", "info/collections").json()
+        assert "%.2f" % info["a"] == t_live and "b" not in info, info
+    # A change made by weave-admin, not by a request, is seen too.
+    admin("import", user, "-", "--replace", input="")
+    for _ in range(20):
+        r = call("GET", "info/collections")
+        assert r.json() == {} and r.headers.get("X-Weave-Records") == "0", r
 
 
 def test_payload_limit_and_unicode():
