@@ -6,7 +6,7 @@
 
 #include "util.h"
 
-#define SLOTS 256
+#define SLOTS 4096 /* a few hundred bytes each when full */
 
 struct slot {
 	int64_t user_id; /* 0: empty (ids start at 1) */
