@@ -40,6 +40,11 @@ const char *request_env(const struct request *req, const char *name)
 	return NULL;
 }
 
+const char *request_client_address(const struct request *req)
+{
+	return request_env(req, "REMOTE_ADDR");
+}
+
 const char *request_header(const struct request *req, const char *name)
 {
 	char var[128] = "HTTP_";

@@ -95,6 +95,9 @@ void request_free(struct request *req);
 /* Value of a FastCGI/CGI variable, or NULL. */
 const char *request_env(const struct request *req, const char *name);
 
+/* The client's address as the web server saw it (REMOTE_ADDR), or NULL. */
+const char *request_client_address(const struct request *req);
+
 /* Value of a request header by its HTTP name ("X-Confirm-Delete"), or NULL. */
 const char *request_header(const struct request *req, const char *name);
 

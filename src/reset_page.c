@@ -103,7 +103,7 @@ static int send_link(struct request *req, struct response *resp, const char *uid
 	}
 	int64_t retry_after;
 	enum db_status st;
-	switch (throttle_reset_request(req->cfg, name, request_env(req, "REMOTE_ADDR"),
+	switch (throttle_reset_request(req->cfg, name, request_client_address(req),
 				       (int64_t)time(NULL), &retry_after, &st)) {
 	case THROTTLE_ALLOW:
 		break;

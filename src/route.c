@@ -277,15 +277,10 @@ int handler_db_failure(struct request *req, struct response *resp,
 	return 503;
 }
 
-static const char *client_address(const struct request *req)
-{
-	return request_env(req, "REMOTE_ADDR");
-}
-
 int gate_login_allowed(struct request *req, const char *name,
 		       enum db_status *st)
 {
-	switch (throttle_login_check(req->cfg, name, client_address(req),
+	switch (throttle_login_check(req->cfg, name, request_client_address(req),
 				     now_centiseconds() / 100,
 				     &req->name_had_failures, st)) {
 	case THROTTLE_ALLOW:
@@ -326,7 +321,7 @@ static void settle_logins(struct request *req)
 		throttle_login_failed(req->cfg,
 				      req->failed_name[0] != '\0' ? req->failed_name
 								  : NULL,
-				      client_address(req), now_centiseconds() / 100);
+				      request_client_address(req), now_centiseconds() / 100);
 	if (req->succeeded_name[0] != '\0')
 		throttle_login_succeeded(req->succeeded_name);
 }
@@ -391,7 +386,7 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 		goto done;
 	}
 	const char *name_subject, *address_subject;
-	throttle_login_subjects(cfg, cred.username, client_address(req),
+	throttle_login_subjects(cfg, cred.username, request_client_address(req),
 				&name_subject, &address_subject);
 
 	for (int attempt = 0; attempt < 2; attempt++) {

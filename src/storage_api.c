@@ -18,12 +18,18 @@
 #include "validate.h"
 #include "wbo.h"
 
+/* obj as compact JSON text, owned by obj. */
+static const char *json_text(struct json_object *obj, size_t *len)
+{
+	return json_object_to_json_string_length(
+		obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, len);
+}
+
 /* Send a json-c value as the 200 body, then release it. */
 static int send_json(struct response *resp, struct json_object *obj)
 {
 	size_t len = 0;
-	const char *text = json_object_to_json_string_length(
-		obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	const char *text = json_text(obj, &len);
 	resp_json(resp, text, len);
 	json_object_put(obj);
 	return 200;
@@ -101,8 +107,7 @@ static int collections_answer(struct request *req, struct response *resp, int ki
 		json_object_put(c.obj);
 		return handler_db_failure(req, resp, st);
 	}
-	a.body = json_object_to_json_string_length(
-		c.obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &a.len);
+	a.body = json_text(c.obj, &a.len);
 	a.newest = c.newest;
 	a.rows = c.rows;
 	if (kind == 0)

@@ -37,14 +37,49 @@ static bool locked(const struct throttle_row *r, int64_t now)
 	return r->found && r->locked_until > now;
 }
 
+/*
+ * The subjects a pair of limits applies to: the name unless its limit is
+ * off, the address unless its limit is off or it is unknown or exempt.
+ * NULL where none applies.
+ */
+static void pick_subjects(const struct config *cfg, int64_t name_limit,
+			  int64_t address_limit, const char *name,
+			  const char *address, const char **name_subject,
+			  const char **address_subject)
+{
+	*name_subject = name_limit > 0 ? name : NULL;
+	*address_subject = address_limit > 0 ? counted_address(cfg, address) : NULL;
+}
+
+/*
+ * Look up the name's and the address's rows of the given kinds; a
+ * missing subject gets an empty row. One round trip for both.
+ */
+static enum db_status get_rows(enum throttle_kind name_kind, const char *name,
+			       enum throttle_kind address_kind,
+			       const char *address, int64_t now,
+			       struct throttle_row *by_name,
+			       struct throttle_row *by_address)
+{
+	memset(by_name, 0, sizeof *by_name);
+	memset(by_address, 0, sizeof *by_address);
+	if (name == NULL && address == NULL)
+		return DB_OK;
+	/* An empty subject matches no row: names and addresses never are. */
+	return db_throttle_get(name_kind, name ? name : "", address_kind,
+			       address ? address : "", now, by_name, by_address);
+}
+
 void throttle_login_subjects(const struct config *cfg, const char *name,
 			     const char *address, const char **name_subject,
 			     const char **address_subject)
 {
-	/* An empty subject matches no row: names and addresses never are. */
-	*name_subject = cfg->login_limit > 0 && name != NULL ? name : "";
-	address = cfg->login_address_limit > 0 ? counted_address(cfg, address) : NULL;
-	*address_subject = address != NULL ? address : "";
+	pick_subjects(cfg, cfg->login_limit, cfg->login_address_limit, name,
+		      address, name_subject, address_subject);
+	if (*name_subject == NULL)
+		*name_subject = "";
+	if (*address_subject == NULL)
+		*address_subject = "";
 }
 
 bool throttle_login_locked(const struct login_counters *c, int64_t now)
@@ -64,23 +99,16 @@ enum throttle_verdict throttle_login_check(const struct config *cfg,
 					   enum db_status *st)
 {
 	struct throttle_row by_name, by_address;
-	const char *name_subject, *address_subject;
-	throttle_login_subjects(cfg, name, address, &name_subject, &address_subject);
+	pick_subjects(cfg, cfg->login_limit, cfg->login_address_limit, name,
+		      address, &name, &address);
 	*name_has_failures = false;
-	*st = DB_OK;
-	if (name_subject[0] == '\0' && address_subject[0] == '\0')
-		return THROTTLE_ALLOW;
-	*st = db_throttle_get(THROTTLE_LOGIN_USER, name_subject,
-			      THROTTLE_LOGIN_ADDRESS, address_subject, now,
-			      &by_name, &by_address);
+	*st = get_rows(THROTTLE_LOGIN_USER, name, THROTTLE_LOGIN_ADDRESS, address,
+		       now, &by_name, &by_address);
 	if (*st != DB_OK)
 		return THROTTLE_DB_FAILED;
 	*name_has_failures = by_name.found;
-	struct login_counters c = {
-		by_name.found,
-		by_name.found ? by_name.locked_until : 0,
-		by_address.found ? by_address.locked_until : 0,
-	};
+	struct login_counters c = { by_name.found, by_name.locked_until,
+				    by_address.locked_until };
 	return throttle_login_locked(&c, now) ? THROTTLE_DENY : THROTTLE_ALLOW;
 }
 
@@ -104,9 +132,9 @@ static void count(enum throttle_kind kind, const char *subject, int64_t now,
 void throttle_login_failed(const struct config *cfg, const char *name,
 			   const char *address, int64_t now)
 {
-	address = cfg->login_address_limit > 0 ? counted_address(cfg, address)
-						: NULL;
-	if (name != NULL && cfg->login_limit > 0)
+	pick_subjects(cfg, cfg->login_limit, cfg->login_address_limit, name,
+		      address, &name, &address);
+	if (name != NULL)
 		count(THROTTLE_LOGIN_USER, name, now, cfg->login_window,
 		      cfg->login_limit, cfg->login_lockout, "failed login");
 	if (address != NULL)
@@ -134,24 +162,6 @@ static int64_t wait_for(const struct throttle_row *r, int64_t now)
 	return wait > 0 ? wait : 1;
 }
 
-/*
- * Look up the name's and the address's rows of the given kinds; a
- * missing subject gets an empty row. One round trip for both.
- */
-static enum db_status get_rows(enum throttle_kind name_kind, const char *name,
-			       enum throttle_kind address_kind,
-			       const char *address, int64_t now,
-			       struct throttle_row *by_name,
-			       struct throttle_row *by_address)
-{
-	memset(by_name, 0, sizeof *by_name);
-	memset(by_address, 0, sizeof *by_address);
-	if (name == NULL && address == NULL)
-		return DB_OK;
-	return db_throttle_get(name_kind, name ? name : "", address_kind,
-			       address ? address : "", now, by_name, by_address);
-}
-
 enum throttle_verdict throttle_reset_request(const struct config *cfg,
 					     const char *name, const char *address,
 					     int64_t now, int64_t *retry_after,
@@ -159,10 +169,8 @@ enum throttle_verdict throttle_reset_request(const struct config *cfg,
 {
 	struct throttle_row by_name, by_address;
 	*retry_after = 0;
-	if (cfg->reset_limit <= 0)
-		name = NULL;
-	address = cfg->reset_address_limit > 0 ? counted_address(cfg, address)
-						: NULL;
+	pick_subjects(cfg, cfg->reset_limit, cfg->reset_address_limit, name,
+		      address, &name, &address);
 	*st = get_rows(THROTTLE_RESET_USER, name, THROTTLE_RESET_ADDRESS, address,
 		       now, &by_name, &by_address);
 	if (*st != DB_OK)

@@ -108,7 +108,7 @@ static int check_captcha(struct request *req, struct response *resp,
 {
 	const char *challenge = string_member(obj, "captcha-challenge", NULL);
 	const char *answer = string_member(obj, "captcha-response", NULL);
-	const char *address = request_env(req, "REMOTE_ADDR");
+	const char *address = request_client_address(req);
 	enum captcha_verdict v = captcha_verify(req->cfg, challenge ? challenge : "",
 						answer ? answer : "",
 						address ? address : "",
@@ -190,7 +190,7 @@ int user_create(struct request *req, struct response *resp)
 {
 	const struct config *cfg = req->cfg;
 	bool admin = req->admin_secret_ok;
-	const char *address = request_env(req, "REMOTE_ADDR");
+	const char *address = request_client_address(req);
 	int status = 0;
 	char hash[PASSWORD_HASH_MAX];
 
@@ -508,7 +508,7 @@ int user_request_reset(struct request *req, struct response *resp)
 	int64_t retry_after;
 	enum db_status st;
 	switch (throttle_reset_request(req->cfg, req->path_user,
-				       request_env(req, "REMOTE_ADDR"),
+				       request_client_address(req),
 				       (int64_t)time(NULL), &retry_after, &st)) {
 	case THROTTLE_ALLOW:
 		break;
