@@ -52,6 +52,8 @@ static const struct config_key config_keys[] = {
 	KEY(max_ids, KEY_INT, 1, 10000),
 	KEY(auth_cache_seconds, KEY_INT, 0, 86400),
 	KEY(password_cost, KEY_INT, 10, 20),
+	KEY(account_cache_seconds, KEY_INT, 0, 3600),
+	KEY(account_cache_file, KEY_STRING, 0, 0),
 	KEY(registration, KEY_BOOL, 0, 0),
 	{ "admin_secret", KEY_STRING, offsetof(struct config, admin_secret), 0, 0, true },
 	KEY(registration_limit, KEY_INT, 0, 1000000),
@@ -98,6 +100,8 @@ void config_defaults(struct config *cfg)
 	cfg->max_ids = 1000;
 	cfg->auth_cache_seconds = 300;
 	cfg->password_cost = 15;
+	cfg->account_cache_seconds = 30;
+	cfg->account_cache_file = NULL;
 	cfg->registration = false;
 	cfg->admin_secret = NULL;
 	cfg->registration_limit = 10;
@@ -322,6 +326,7 @@ next:
 	empty_to_null(&cfg->captcha_public_key);
 	empty_to_null(&cfg->captcha_private_key);
 	empty_to_null(&cfg->mail_from);
+	empty_to_null(&cfg->account_cache_file);
 	return 0;
 }
 
@@ -388,5 +393,6 @@ void config_free(struct config *cfg)
 	free(cfg->sendmail_command);
 	free(cfg->mail_from);
 	free(cfg->throttle_exempt);
+	free(cfg->account_cache_file);
 	memset(cfg, 0, sizeof *cfg);
 }

@@ -47,6 +47,9 @@ struct config {
 
 	int64_t auth_cache_seconds;
 	int64_t password_cost;
+	/* Reuse of account rows across requests (account_cache.h). */
+	int64_t account_cache_seconds; /* 0: read the row on every request */
+	char *account_cache_file;      /* NULL: derived from the db settings */
 
 	bool registration;
 	char *admin_secret;

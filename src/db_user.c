@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "buf.h"
+#include "change_board.h"
 #include "db_throttle.h"
 #include "util.h"
 
@@ -218,6 +219,18 @@ enum db_status db_user_create(const char *username, const char *password_hash,
 	return st;
 }
 
+/*
+ * A statement changed account id: every process's kept row of it is stale
+ * (account_cache.h). Called while the statement's row lock is held, so a
+ * reader either waits for the commit or sees the new generation.
+ */
+static enum db_status changed(enum db_status st, int64_t id)
+{
+	if (st == DB_OK)
+		change_board_bump(id);
+	return st;
+}
+
 enum db_status db_user_delete(int64_t id)
 {
 	struct db_param p[] = { DB_INT(id) };
@@ -225,7 +238,7 @@ enum db_status db_user_delete(int64_t id)
 	if (st != DB_OK)
 		return st;
 	uint64_t affected = 0;
-	st = db_run(user_sql[USER_DELETE], p, 1, NULL, NULL, &affected);
+	st = changed(db_run(user_sql[USER_DELETE], p, 1, NULL, NULL, &affected), id);
 	if (st == DB_OK && affected == 0)
 		return DB_NOT_FOUND;
 	return st;
@@ -235,8 +248,8 @@ enum db_status db_user_set_password(int64_t id, const char *password_hash)
 {
 	struct db_param p[] = { DB_CSTR(password_hash), DB_INT(id) };
 	uint64_t affected = 0;
-	enum db_status st = db_run(user_sql[USER_SET_PASSWORD], p, 2, NULL, NULL,
-				   &affected);
+	enum db_status st = changed(
+		db_run(user_sql[USER_SET_PASSWORD], p, 2, NULL, NULL, &affected), id);
 	if (st == DB_OK && affected == 0)
 		return DB_NOT_FOUND;
 	return st;
@@ -245,7 +258,8 @@ enum db_status db_user_set_password(int64_t id, const char *password_hash)
 enum db_status db_user_set_last_write(int64_t id, int64_t timestamp)
 {
 	struct db_param p[] = { DB_INT(timestamp), DB_INT(id) };
-	return db_run(user_sql[USER_SET_LAST_WRITE], p, 2, NULL, NULL, NULL);
+	return changed(db_run(user_sql[USER_SET_LAST_WRITE], p, 2, NULL, NULL, NULL),
+		       id);
 }
 
 struct list_ctx {
@@ -273,7 +287,7 @@ enum db_status db_user_list(db_user_fn fn, void *ctx)
 enum db_status db_user_set_email(int64_t id, const char *email)
 {
 	struct db_param p[] = { DB_CSTR(email), DB_INT(id) };
-	return db_run(user_sql[USER_SET_EMAIL], p, 2, NULL, NULL, NULL);
+	return changed(db_run(user_sql[USER_SET_EMAIL], p, 2, NULL, NULL, NULL), id);
 }
 
 enum db_status db_reset_store(int64_t user_id, const unsigned char hash[32],
@@ -442,7 +456,8 @@ static enum db_status update_one(enum user_admin_stmt which, struct db_param val
 {
 	struct db_param p[] = { value, DB_INT(id) };
 	uint64_t affected = 0;
-	enum db_status st = db_run(user_admin_sql[which], p, 2, NULL, NULL, &affected);
+	enum db_status st =
+		changed(db_run(user_admin_sql[which], p, 2, NULL, NULL, &affected), id);
 	/* CLIENT_FOUND_ROWS: an unchanged row still counts as matched. */
 	if (st == DB_OK && affected == 0)
 		return DB_NOT_FOUND;
@@ -473,8 +488,8 @@ enum db_status db_user_clear_email(int64_t id)
 {
 	struct db_param p[] = { DB_INT(id) };
 	uint64_t affected = 0;
-	enum db_status st = db_run(user_admin_sql[USER_CLEAR_EMAIL], p, 1, NULL, NULL,
-				   &affected);
+	enum db_status st = changed(
+		db_run(user_admin_sql[USER_CLEAR_EMAIL], p, 1, NULL, NULL, &affected), id);
 	if (st == DB_OK && affected == 0)
 		return DB_NOT_FOUND;
 	return st;

@@ -7,7 +7,9 @@
 
 #include <fcgiapp.h>
 
+#include "account_cache.h"
 #include "auth.h"
+#include "change_board.h"
 #include "config.h"
 #include "db.h"
 #include "log.h"
@@ -84,6 +86,25 @@ static void serve_one(unsigned long id, char **env, request_read_fn reader,
 	log_clear_request();
 }
 
+/* Account rows are kept only when every process can see every other's
+ * writes (change_board.h); without the board each read asks the database. */
+static void open_account_cache(const struct config *c)
+{
+	char path[4096], err[4200];
+	account_cache_init(0);
+	if (c->account_cache_seconds <= 0)
+		return;
+	if (change_board_path(c, path, sizeof path) < 0) {
+		log_warn("account cache off: account_cache_file is too long");
+		return;
+	}
+	if (change_board_open(path, true, err, sizeof err) < 0) {
+		log_warn("account cache off: %s", err);
+		return;
+	}
+	account_cache_init(c->account_cache_seconds);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -94,6 +115,7 @@ int main(void)
 		log_set_level(cfg.log_level);
 		db_configure(&cfg);
 		auth_cache_init((long)cfg.auth_cache_seconds);
+		open_account_cache(&cfg);
 		log_info("weave.fcgi started with %s", path);
 	} else {
 		log_error("%s", config_error);

@@ -83,6 +83,7 @@ struct request {
 	 */
 	bool login_failed;
 	char failed_name[64];
+	int64_t failed_user_id; /* its account, 0 if none */
 	bool name_had_failures; /* set by the throttle check of the login */
 	char succeeded_name[64];
 	bool admin_secret_ok; /* X-Weave-Secret matched; checked once by the gate */

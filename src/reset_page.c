@@ -179,8 +179,10 @@ static int set_password(struct request *req, struct response *resp)
 	}
 	if (db_begin() != DB_OK)
 		goto unavailable;
+	int64_t failed_id = 0; /* the account a wrong code was tried on */
 	st = db_user_get(name, USER_LOCK_EXCLUSIVE, &u);
 	if (st == DB_OK) {
+		failed_id = u.id;
 		if (key == NULL || user_reset_code_hash(key, hash) < 0)
 			st = DB_NOT_FOUND;
 		else
@@ -193,7 +195,7 @@ static int set_password(struct request *req, struct response *resp)
 	}
 	if (st == DB_NOT_FOUND) {
 		db_rollback();
-		gate_login_failed(req, name);
+		gate_login_failed(req, name, failed_id);
 		new_password_page(resp, username, key,
 				  "That reset code is wrong, used or expired. Ask for a new one.");
 		return 400;

@@ -8,8 +8,10 @@
 
 #include <openssl/crypto.h>
 
+#include "account_cache.h"
 #include "auth.h"
 #include "captcha.h"
+#include "change_board.h"
 #include "config.h"
 #include "db_user.h"
 #include "log.h"
@@ -301,10 +303,11 @@ static void copy_name(char *dst, size_t cap, const char *name)
 	dst[len] = '\0';
 }
 
-void gate_login_failed(struct request *req, const char *name)
+void gate_login_failed(struct request *req, const char *name, int64_t user_id)
 {
 	req->login_failed = true;
 	copy_name(req->failed_name, sizeof req->failed_name, name);
+	req->failed_user_id = user_id;
 }
 
 /* name logged in correctly: its failures, if it has any, are forgotten. */
@@ -314,14 +317,24 @@ static void gate_login_succeeded(struct request *req, const char *name)
 		copy_name(req->succeeded_name, sizeof req->succeeded_name, name);
 }
 
-/* Count or clear logins now that the request's transaction is over. */
+/*
+ * Count or clear logins now that the request's transaction is over. A
+ * failure also stops every process answering the account from a kept row
+ * (account_cache.h) until the database, which holds its count and lock,
+ * has been asked again; an address it locks is published the same way.
+ */
 static void settle_logins(struct request *req)
 {
-	if (req->login_failed)
-		throttle_login_failed(req->cfg,
-				      req->failed_name[0] != '\0' ? req->failed_name
-								  : NULL,
-				      request_client_address(req), now_centiseconds() / 100);
+	if (req->login_failed) {
+		const char *address = request_client_address(req);
+		int64_t locked_until = throttle_login_failed(
+			req->cfg, req->failed_name[0] != '\0' ? req->failed_name : NULL,
+			address, now_centiseconds() / 100);
+		if (req->failed_user_id != 0)
+			change_board_bump(req->failed_user_id);
+		if (locked_until > 0)
+			change_board_note_address_lock(address, locked_until);
+	}
 	if (req->succeeded_name[0] != '\0')
 		throttle_login_succeeded(req->succeeded_name);
 }
@@ -349,11 +362,34 @@ static bool check_admin_secret(struct request *req)
 	if (strlen(given) == len && bytes_equal_const_time(secret, given, len))
 		return true;
 	log_info("wrong admin secret");
-	gate_login_failed(req, NULL);
+	gate_login_failed(req, NULL, 0);
 	return false;
 }
 
 enum auth_outcome { AUTH_DONE, AUTH_FAILED, AUTH_RETRY };
+
+/*
+ * A read may skip the database and use this process's kept row of the
+ * account (account_cache.h) when the password is one already verified
+ * against that row's hash and the client address is not known to be
+ * locked. true with *user filled.
+ */
+static bool login_from_kept_row(struct request *req,
+				const struct credentials *cred, struct user *user)
+{
+	int64_t now = now_centiseconds() / 100;
+	if (now < change_board_address_locked_until(request_client_address(req)))
+		return false;
+	if (!account_cache_get(cred->username, now, user))
+		return false;
+	if (!auth_cache_lookup(user->password_hash, cred->password,
+			       cred->password_len)) {
+		user_free(user);
+		return false;
+	}
+	req->started = now_centiseconds();
+	return true;
+}
 
 /*
  * Authenticate and load the user row with the route's lock. On
@@ -389,6 +425,10 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 	throttle_login_subjects(cfg, cred.username, request_client_address(req),
 				&name_subject, &address_subject);
 
+	if (!writes && login_from_kept_row(req, &cred, user)) {
+		outcome = AUTH_DONE;
+		goto done;
+	}
 	for (int attempt = 0; attempt < 2; attempt++) {
 		req->started = now_centiseconds();
 		if (writes) {
@@ -396,6 +436,8 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 			if (st != DB_OK)
 				goto db_failed;
 		}
+		struct account_probe probe;
+		account_cache_probe(cred.username, &probe);
 		struct login_counters counters;
 		st = db_user_get_login(cred.username,
 				       writes ? USER_LOCK_EXCLUSIVE : USER_LOCK_SHARED,
@@ -404,6 +446,12 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 		if (st != DB_OK && st != DB_NOT_FOUND)
 			goto db_failed;
 		if (throttle_login_locked(&counters, req->started / 100)) {
+			/* Perhaps locked by another web server: tell this
+			 * host's processes, so kept rows do not bypass it. */
+			if (st == DB_OK)
+				change_board_bump(user->id);
+			change_board_note_address_lock(request_client_address(req),
+						       counters.address_locked_until);
 			db_rollback();
 			resp_error(resp, 401, WEAVE_ERR_NONE);
 			goto done;
@@ -415,7 +463,7 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 					dummy_hash((int)cfg->password_cost),
 					(int)cfg->password_cost);
 			log_info("authentication failed: no such user");
-			gate_login_failed(req, cred.username);
+			gate_login_failed(req, cred.username, 0);
 			resp_error(resp, 401, WEAVE_ERR_NONE);
 			goto done;
 		}
@@ -427,14 +475,19 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 				cred.password, cred.password_len,
 				user->password_hash, (int)cfg->password_cost);
 			if (pv != PASSWORD_OK && pv != PASSWORD_OK_REHASH)
-				gate_login_failed(req, cred.username);
+				gate_login_failed(req, cred.username, user->id);
 			log_info("authentication failed: account disabled");
 			resp_error(resp, 401, WEAVE_ERR_NONE);
 			goto done;
 		}
+		/* Kept only with no failures on record: a kept row's logins
+		 * never clear any (gate_login_succeeded). */
+		bool keep = !writes && !counters.name_counted;
 		if (auth_cache_lookup(user->password_hash, cred.password,
 				      cred.password_len)) {
 			gate_login_succeeded(req, cred.username);
+			if (keep)
+				account_cache_put(&probe, user, req->started / 100);
 			outcome = AUTH_DONE;
 			goto done;
 		}
@@ -449,7 +502,7 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 			log_error("stored password hash has an unknown format");
 		if (v != PASSWORD_OK && v != PASSWORD_OK_REHASH) {
 			log_info("authentication failed: wrong password");
-			gate_login_failed(req, cred.username);
+			gate_login_failed(req, cred.username, user->id);
 			resp_error(resp, 401, WEAVE_ERR_NONE);
 			goto done;
 		}
@@ -468,6 +521,8 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 				 cred.password_len);
 		gate_login_succeeded(req, cred.username);
 		if (!writes) {
+			if (keep)
+				account_cache_put(&probe, user, req->started / 100);
 			outcome = AUTH_DONE;
 			goto done;
 		}

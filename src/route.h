@@ -61,7 +61,8 @@ int handler_db_failure(struct request *req, struct response *resp,
  */
 int gate_login_allowed(struct request *req, const char *name,
 		       enum db_status *st);
-/* The secret tried on name (NULL: no account) was wrong: count it. */
-void gate_login_failed(struct request *req, const char *name);
+/* The secret tried on name (NULL: no account) was wrong: count it.
+ * user_id: the account's id, 0 if there is none. */
+void gate_login_failed(struct request *req, const char *name, int64_t user_id);
 
 #endif

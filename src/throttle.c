@@ -112,7 +112,8 @@ enum throttle_verdict throttle_login_check(const struct config *cfg,
 	return throttle_login_locked(&c, now) ? THROTTLE_DENY : THROTTLE_ALLOW;
 }
 
-static void count(enum throttle_kind kind, const char *subject, int64_t now,
+/* Count one event; true if it locked subject. */
+static bool count(enum throttle_kind kind, const char *subject, int64_t now,
 		  int64_t window, int64_t limit, int64_t lockout, const char *what)
 {
 	bool locked_now = false;
@@ -127,22 +128,26 @@ static void count(enum throttle_kind kind, const char *subject, int64_t now,
 				 : "client address",
 			 subject, (long long)limit, what, (long long)window,
 			 (long long)lockout);
+	return st == DB_OK && locked_now;
 }
 
-void throttle_login_failed(const struct config *cfg, const char *name,
-			   const char *address, int64_t now)
+int64_t throttle_login_failed(const struct config *cfg, const char *name,
+			      const char *address, int64_t now)
 {
+	int64_t address_locked_until = 0;
 	pick_subjects(cfg, cfg->login_limit, cfg->login_address_limit, name,
 		      address, &name, &address);
 	if (name != NULL)
 		count(THROTTLE_LOGIN_USER, name, now, cfg->login_window,
 		      cfg->login_limit, cfg->login_lockout, "failed login");
-	if (address != NULL)
-		count(THROTTLE_LOGIN_ADDRESS, address, now, cfg->login_window,
-		      cfg->login_address_limit, cfg->login_lockout, "failed login");
+	if (address != NULL &&
+	    count(THROTTLE_LOGIN_ADDRESS, address, now, cfg->login_window,
+		  cfg->login_address_limit, cfg->login_lockout, "failed login"))
+		address_locked_until = now + cfg->login_lockout;
 	/* Keep the table small: rows past their window are dead weight. */
 	uint64_t removed = 0;
 	db_throttle_forget(now, 100, &removed);
+	return address_locked_until;
 }
 
 void throttle_login_succeeded(const char *name)

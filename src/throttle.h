@@ -52,9 +52,12 @@ enum throttle_verdict throttle_login_check(const struct config *cfg,
 					   int64_t now, bool *name_has_failures,
 					   enum db_status *st);
 
-/* Count a failed login; database errors are logged and otherwise ignored. */
-void throttle_login_failed(const struct config *cfg, const char *name,
-			   const char *address, int64_t now);
+/*
+ * Count a failed login; database errors are logged and otherwise ignored.
+ * Returns when the lock of address ends if this failure locked it, else 0.
+ */
+int64_t throttle_login_failed(const struct config *cfg, const char *name,
+			      const char *address, int64_t now);
 
 /* A correct login: forget the account's failures. */
 void throttle_login_succeeded(const char *name);

@@ -468,7 +468,7 @@ int user_change_password(struct request *req, struct response *resp)
 		else
 			st = db_reset_take(u->id, hash, (int64_t)time(NULL));
 		if (st == DB_NOT_FOUND) {
-			gate_login_failed(req, u->username);
+			gate_login_failed(req, u->username, u->id);
 			log_info("password change refused: wrong or expired reset code");
 			resp_error(resp, 400, WEAVE_ERR_RESET_CODE);
 			status = 400;

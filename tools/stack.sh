@@ -253,6 +253,9 @@ stack_write_config() {
 		echo "db_password = $db_password"
 		echo "public_url = $public_url"
 		echo "log_level = $log_level"
+		# The account-change board (README, "account_cache_seconds"): one
+		# per stack, named after this file, removed by stack_apache_stop.
+		echo "account_cache_file = /dev/shm/weave-stack.$(realpath -m "$file" | md5sum | cut -c1-16)"
 		local line
 		for line in "$@"; do echo "$line"; done
 	} >"$tmp"
@@ -307,6 +310,7 @@ stack_apache_start() {
 
 	mkdir -p "$dir/run" "$dir/htdocs"
 	rm -f "$dir/httpd.pid"
+	sed -n 's/^account_cache_file *= *//p' "$config" | tail -n 1 >"$dir/account-cache-file"
 	# mod_fcgid's sockets (IPCDIR/PID.N) are made by its www-data process
 	# manager. A Unix socket path holds at most 107 bytes, so a deep tree
 	# gets a short directory under /tmp instead (removed again on stop).
@@ -464,9 +468,13 @@ stack_apache_stop() {
 	return 0
 }
 
-# Removes the short /tmp socket directory stack_apache_start may have made.
+# Removes the short /tmp socket directory stack_apache_start may have made,
+# and the stack's account-change board.
 stack__remove_ipc() {
-	local ipc
+	local ipc board
+	board=$(cat "$1/account-cache-file" 2>/dev/null) || board=
+	[[ $board == /dev/shm/weave-stack.* ]] && rm -f "$board"
+	rm -f "$1/account-cache-file"
 	ipc=$(cat "$1/fcgid-ipc-dir" 2>/dev/null) || return 0
 	[[ $ipc == /tmp/weave-fcgid.* ]] && rm -rf "$ipc"
 	rm -f "$1/fcgid-ipc-dir"

@@ -1,9 +1,13 @@
 /* weave-admin.c - the administrator's tool: the command table and the dispatcher. */
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "admin.h"
+#include "change_board.h"
 #include "db.h"
 #include "log.h"
 
@@ -374,6 +378,26 @@ static int parse_args(const struct command *c, int argc, char **argv,
 	return EXIT_OK;
 }
 
+/* Why running servers cannot be told of account changes ("": they can,
+ * or none runs on this host). */
+static char board_error[4200];
+
+/*
+ * Account changes reach the servers' kept rows through the board that
+ * weave.fcgi creates (change_board.h). No board: no server on this host
+ * keeps rows, so there is nobody to tell.
+ */
+static void open_change_board(const struct config *c)
+{
+	char path[4096];
+	struct stat st;
+	if (c->account_cache_seconds <= 0 || change_board_path(c, path, sizeof path) < 0)
+		return;
+	if (stat(path, &st) != 0 && errno == ENOENT)
+		return;
+	change_board_open(path, false, board_error, sizeof board_error);
+}
+
 int main(int argc, char **argv)
 {
 	const char *config_path = NULL;
@@ -447,7 +471,14 @@ int main(int argc, char **argv)
 		return EXIT_CONFIG;
 	}
 	db_configure(&admin_cfg);
+	open_change_board(&admin_cfg);
 	rc = c->run(&a);
+	if (change_board_missed_bumps() > 0 && board_error[0] != '\0')
+		fprintf(stderr,
+			"weave-admin: note: running servers may answer from the old "
+			"account data for up to account_cache_seconds (%" PRId64 " s): %s\n",
+			admin_cfg.account_cache_seconds, board_error);
+	change_board_close();
 	db_disconnect();
 	config_free(&admin_cfg);
 	return rc;

@@ -14,5 +14,6 @@ Suite *captcha_suite(void);
 Suite *throttle_suite(void);
 Suite *output_suite(void);
 Suite *wbo_suite(void);
+Suite *account_cache_suite(void);
 
 #endif

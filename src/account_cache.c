@@ -1,0 +1,91 @@
+/* account_cache.c - the per-process account rows of account_cache.h. */
+#include "account_cache.h"
+
+#include <string.h>
+
+#include "change_board.h"
+#include "util.h"
+
+#define SLOTS 4096 /* direct-mapped by name; a newer row replaces an older */
+
+struct slot {
+	char username[sizeof ((struct user *)0)->username]; /* "": empty */
+	bool usable; /* false: only the id is known (see the header) */
+	uint64_t generation;
+	int64_t read_at;
+	struct user row;
+};
+
+static struct slot slots[SLOTS];
+static int64_t ttl;
+
+static struct slot *slot_of(const char *username)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+	for (const unsigned char *p = (const unsigned char *)username; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return &slots[h % SLOTS];
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s != NULL ? xstrdup(s) : NULL;
+}
+
+static void copy_user(struct user *dst, const struct user *src)
+{
+	*dst = *src;
+	dst->password_hash = dup_or_null(src->password_hash);
+	dst->email = dup_or_null(src->email);
+	dst->node = dup_or_null(src->node);
+	dst->alert = dup_or_null(src->alert);
+}
+
+static void clear_slot(struct slot *s)
+{
+	user_free(&s->row);
+	memset(s, 0, sizeof *s);
+}
+
+void account_cache_init(int64_t ttl_seconds)
+{
+	for (size_t i = 0; i < SLOTS; i++)
+		clear_slot(&slots[i]);
+	ttl = ttl_seconds;
+}
+
+bool account_cache_get(const char *username, int64_t now, struct user *out)
+{
+	const struct slot *s = slot_of(username);
+	if (ttl <= 0 || !s->usable || strcmp(s->username, username) != 0 ||
+	    now < s->read_at || now - s->read_at >= ttl || !change_board_ready() ||
+	    change_board_generation(s->row.id) != s->generation)
+		return false;
+	copy_user(out, &s->row);
+	return true;
+}
+
+void account_cache_probe(const char *username, struct account_probe *probe)
+{
+	const struct slot *s = slot_of(username);
+	probe->user_id = strcmp(s->username, username) == 0 ? s->row.id : 0;
+	probe->generation = change_board_generation(probe->user_id);
+}
+
+void account_cache_put(const struct account_probe *probe, const struct user *u,
+		       int64_t now)
+{
+	if (ttl <= 0 || !change_board_ready())
+		return;
+	struct slot *s = slot_of(u->username);
+	clear_slot(s);
+	memcpy(s->username, u->username, sizeof s->username);
+	if (probe->user_id != u->id || probe->user_id == 0 || u->status != 1) {
+		s->row.id = u->id; /* next time the probe knows the id */
+		return;
+	}
+	s->usable = true;
+	s->generation = probe->generation;
+	s->read_at = now;
+	copy_user(&s->row, u);
+}

@@ -1,0 +1,169 @@
+/* change_board.c - the shared change counters of change_board.h. */
+#include "change_board.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+
+#define BOARD_MAGIC UINT64_C(0x5745415645424431) /* "WEAVEBD1" */
+#define USER_SLOTS 65536
+#define ADDRESS_SLOTS 16384
+
+struct board {
+	_Atomic uint64_t magic; /* 0 in a file just created */
+	uint64_t reserved[7];
+	_Atomic uint64_t generation[USER_SLOTS];
+	_Atomic int64_t locked_until[ADDRESS_SLOTS];
+};
+
+/* Lock-free 64-bit atomics work across processes on a shared mapping. */
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
+
+static struct board *board;
+static unsigned long missed_bumps;
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= UINT64_C(0x100000001b3);
+	}
+	return h;
+}
+
+static uint64_t fnv1a_str(uint64_t h, const char *s)
+{
+	/* The NUL is hashed too, so fields cannot run into each other. */
+	return fnv1a(h, s != NULL ? s : "", s != NULL ? strlen(s) + 1 : 1);
+}
+
+int change_board_path(const struct config *cfg, char *out, size_t cap)
+{
+	int n;
+	if (cfg->account_cache_file != NULL && cfg->account_cache_file[0] != '\0') {
+		n = snprintf(out, cap, "%s", cfg->account_cache_file);
+	} else {
+		/* Every process of one server, and weave-admin, meets at the
+		 * same name because they share the database settings. */
+		char port[24];
+		snprintf(port, sizeof port, "%" PRId64, cfg->db_port);
+		uint64_t h = UINT64_C(0xcbf29ce484222325);
+		h = fnv1a_str(h, cfg->db_socket);
+		h = fnv1a_str(h, cfg->db_host);
+		h = fnv1a_str(h, port);
+		h = fnv1a_str(h, cfg->db_name);
+		n = snprintf(out, cap, "/dev/shm/weave-server-%016" PRIx64, h);
+	}
+	return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+void change_board_close(void)
+{
+	if (board != NULL)
+		munmap(board, sizeof *board);
+	board = NULL;
+}
+
+static int refuse(char *err, size_t cap, int fd, const char *path, const char *why)
+{
+	snprintf(err, cap, "%s: %s", path, why);
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+int change_board_open(const char *path, bool create, char *err, size_t cap)
+{
+	change_board_close();
+	int flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0);
+	int fd = open(path, flags, 0600);
+	if (fd < 0)
+		return refuse(err, cap, -1, path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return refuse(err, cap, fd, path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return refuse(err, cap, fd, path, "not a regular file");
+	/* Anyone who can write it can make a process trust a stale row. */
+	if (st.st_uid != geteuid() && geteuid() != 0)
+		return refuse(err, cap, fd, path, "owned by another user");
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return refuse(err, cap, fd, path, "writable by group or others");
+	if (st.st_size == 0 && create && ftruncate(fd, sizeof *board) != 0)
+		return refuse(err, cap, fd, path, strerror(errno));
+	if (fstat(fd, &st) != 0 || (size_t)st.st_size != sizeof *board)
+		return refuse(err, cap, fd, path, "unexpected size (another version?)");
+	void *map = mmap(NULL, sizeof *board, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return refuse(err, cap, fd, path, strerror(errno));
+	close(fd);
+	struct board *b = map;
+	uint64_t expected = 0;
+	if (!atomic_compare_exchange_strong(&b->magic, &expected, BOARD_MAGIC) &&
+	    expected != BOARD_MAGIC) {
+		munmap(map, sizeof *board);
+		return refuse(err, cap, -1, path, "not a weave-server board");
+	}
+	board = b;
+	return 0;
+}
+
+bool change_board_ready(void)
+{
+	return board != NULL;
+}
+
+uint64_t change_board_generation(int64_t user_id)
+{
+	if (board == NULL)
+		return 0;
+	return atomic_load(&board->generation[(uint64_t)user_id % USER_SLOTS]);
+}
+
+void change_board_bump(int64_t user_id)
+{
+	if (board != NULL)
+		atomic_fetch_add(&board->generation[(uint64_t)user_id % USER_SLOTS], 1);
+	else
+		missed_bumps++;
+}
+
+unsigned long change_board_missed_bumps(void)
+{
+	return missed_bumps;
+}
+
+static _Atomic int64_t *address_slot(const char *address)
+{
+	uint64_t h = fnv1a_str(UINT64_C(0xcbf29ce484222325), address);
+	return &board->locked_until[h % ADDRESS_SLOTS];
+}
+
+void change_board_note_address_lock(const char *address, int64_t until)
+{
+	if (board == NULL || address == NULL)
+		return;
+	/* A slot mate's later end wins: the slot then errs on the safe side. */
+	_Atomic int64_t *slot = address_slot(address);
+	int64_t seen = atomic_load(slot);
+	while (seen < until && !atomic_compare_exchange_weak(slot, &seen, until))
+		;
+}
+
+int64_t change_board_address_locked_until(const char *address)
+{
+	if (board == NULL)
+		return INT64_MAX;
+	if (address == NULL)
+		return 0;
+	return atomic_load(address_slot(address));
+}

@@ -1,0 +1,74 @@
+/*
+ * change_board.h - counters every process on this host shares, that say
+ * "this account changed" and "this address just failed a login".
+ *
+ * A FastCGI process keeps account rows it read (account_cache.h) so a
+ * sync poll needs no database round trip. For that to be safe, every
+ * write to an account through this host must reach every process at
+ * once. The board is a small shared-memory file (mmap, MAP_SHARED) of
+ * generation counters, one slot per account id modulo the slot count:
+ * whoever changes an account bumps its slot (db_user.c does so for every
+ * statement that changes a users row), and a kept row is only used while
+ * its slot still holds the generation read before the row was. Two
+ * accounts sharing a slot only cost each other an extra read.
+ *
+ * A second table holds, per client address (hashed), when its login lock
+ * ends, as far as this host has seen: published when a failure here
+ * locks the address, and when a login here finds it locked in the
+ * database (a lock made by another web server). The kept-row shortcut is
+ * not taken for a locked address.
+ *
+ * Writes made elsewhere (another web server on the same database, SQL
+ * typed by hand) do not reach the board; account_cache_seconds bounds
+ * how long they go unseen.
+ *
+ * Opening can fail (no such file for weave-admin, a file owned by
+ * someone else, a size that does not match): the board is then absent,
+ * reads return 0 and nothing may be cached. All functions are safe to
+ * call when it is absent.
+ */
+#ifndef WEAVE_CHANGE_BOARD_H
+#define WEAVE_CHANGE_BOARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct config;
+
+/* The file the config names, or the default derived from its database
+ * settings, written to out (NUL-terminated). -1 if it does not fit. */
+int change_board_path(const struct config *cfg, char *out, size_t cap);
+
+/*
+ * Map the board at path; create it (mode 0600) if create is set. A file
+ * that exists must be a regular file of the right size, owned by this
+ * user (or opened by root) and writable by nobody else. Returns 0, or
+ * -1 with why in err (the board stays absent). Replaces a board that
+ * was open.
+ */
+int change_board_open(const char *path, bool create, char *err, size_t cap);
+
+void change_board_close(void);
+
+bool change_board_ready(void);
+
+/* The generation of user_id's slot; 0 when the board is absent. */
+uint64_t change_board_generation(int64_t user_id);
+
+/* Invalidate every process's kept row of user_id (and its slot mates). */
+void change_board_bump(int64_t user_id);
+
+/* Bumps asked for while the board was absent (weave-admin tells the
+ * admin that running servers will see those changes late). */
+unsigned long change_board_missed_bumps(void);
+
+/* Publish that address's logins are locked until (seconds). */
+void change_board_note_address_lock(const char *address, int64_t until);
+
+/* When the lock of address (or of one sharing its slot) ends; 0 if none
+ * was published, INT64_MAX when the board is absent (so callers take
+ * the safe path). */
+int64_t change_board_address_locked_until(const char *address);
+
+#endif

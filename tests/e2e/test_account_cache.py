@@ -1,0 +1,154 @@
+"""Kept account rows (src/account_cache.h): after a warm-up a sync poll
+needs no database statement, yet every change made through this host
+reaches every FastCGI process at once, and a change made behind the
+server's back (hand-typed SQL) shows within account_cache_seconds.
+
+"Every process": the checks run many polls on parallel connections, so
+mod_fcgid spreads them over its processes, each of which was warmed the
+same way first (a process keeps a row from its second read on).
+"""
+
+import random
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from weave import admin, new_user, read_config, request, sql
+
+PARALLEL = 8
+LOGIN_LIMIT = 10
+ADDRESS_LIMIT = 100
+
+
+def poll(user, password, source=None):
+    return request("GET", f"1.0/{user}/info/collections", user=user,
+                   password=password, source=source)
+
+
+def polls(user, password, rounds=5, source=None):
+    """PARALLEL connections, rounds polls each: the responses."""
+    def one(_):
+        return [poll(user, password, source) for _ in range(rounds)]
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        return [r for batch in pool.map(one, range(PARALLEL)) for r in batch]
+
+
+def warm(user, password, source=None):
+    answers = polls(user, password, rounds=6, source=source)
+    assert all(r.status == 200 for r in answers), {r.status for r in answers}
+
+
+def refused(user, password):
+    """PARALLEL polls with a password that must fail: all 401. They count
+    as failed logins (throttle.h), so the count is cleared afterwards
+    for the next check to start from none."""
+    answers = polls(user, password, rounds=1)
+    admin("user", "unlock", user)
+    return statuses(answers) == [401]
+
+
+def statements_executed():
+    return int(sql("SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'")[0][1])
+
+
+def statuses(answers):
+    return sorted({r.status for r in answers})
+
+
+def fresh_address():
+    return f"127.{random.randint(1, 254)}.{random.randint(0, 255)}.{random.randint(1, 254)}"
+
+
+def test_warm_polls_run_no_statement():
+    user, pw = new_user("kept")
+    warm(user, pw)
+    before = statements_executed()
+    answers = polls(user, pw)
+    used = statements_executed() - before
+    assert statuses(answers) == [200]
+    # A cold process may still read the row; most polls must not.
+    assert used < len(answers) // 2, f"{used} statements for {len(answers)} polls"
+
+
+def test_a_write_is_seen_by_every_process_at_once():
+    user, pw = new_user("kept")
+    warm(user, pw)
+    for n in range(3):
+        r = request("PUT", f"1.0/{user}/storage/kept{n}/one", body={"payload": "x"},
+                    user=user, password=pw)
+        assert r.status == 200, r
+        stamp = r.body.decode()
+        answers = polls(user, pw, rounds=3)
+        assert statuses(answers) == [200]
+        seen = {str(a.json().get(f"kept{n}")) for a in answers}
+        assert all(a.json().get(f"kept{n}") is not None for a in answers), seen
+        assert {f"{float(s):.2f}" for s in seen} == {stamp}, (seen, stamp)
+
+
+def test_admin_disable_enable_and_passwd_reach_every_process():
+    user, pw = new_user("kept")
+    warm(user, pw)
+    admin("user", "disable", user)
+    assert statuses(polls(user, pw)) == [401]
+    admin("user", "enable", user)
+    assert statuses(polls(user, pw)) == [200]
+    warm(user, pw)
+    admin("user", "passwd", user, "--password-file", "-", input="another-pw-123\n")
+    assert refused(user, pw)
+    assert statuses(polls(user, "another-pw-123")) == [200]
+
+
+def test_password_change_through_the_api_reaches_every_process():
+    user, pw = new_user("kept")
+    warm(user, pw)
+    r = request("POST", f"user/1.0/{user}/password", body="changed-pw-456",
+                user=user, password=pw)
+    assert r.status == 200, r
+    assert refused(user, pw)
+    assert statuses(polls(user, "changed-pw-456")) == [200]
+
+
+def test_a_deleted_and_recreated_account_is_not_answered_from_old_rows():
+    user, pw = new_user("kept")
+    warm(user, pw)
+    admin("user", "delete", user, "--yes")
+    assert refused(user, pw)
+    admin("user", "add", user, "--password-file", "-", input="second-life-789\n")
+    assert refused(user, pw)
+    assert statuses(polls(user, "second-life-789")) == [200]
+
+
+def test_an_account_lock_holds_against_warm_rows():
+    user, pw = new_user("kept")
+    here, attacker = fresh_address(), fresh_address()
+    warm(user, pw, source=here)
+    for i in range(LOGIN_LIMIT):
+        assert poll(user, pw + "-wrong", attacker).status == 401, i
+    # The right password, from the address whose processes kept the row.
+    assert statuses(polls(user, pw, source=here)) == [401]
+    admin("user", "unlock", user)
+    assert statuses(polls(user, pw, source=here)) == [200]
+
+
+def test_an_address_lock_holds_against_warm_rows():
+    user, pw = new_user("kept")
+    attacker = fresh_address()
+    warm(user, pw, source=attacker)
+    for i in range(ADDRESS_LIMIT):
+        r = poll(f"spray{i}x{random.getrandbits(24):x}", "password1", attacker)
+        assert r.status == 401, (i, r)
+    assert statuses(polls(user, pw, source=attacker)) == [401]
+    assert statuses(polls(user, pw)) == [200]
+    admin("throttle", "clear", attacker)
+    assert statuses(polls(user, pw, source=attacker)) == [200]
+
+
+def test_a_change_behind_the_servers_back_shows_within_the_lifetime():
+    ttl = int(read_config().get("account_cache_seconds", "30"))
+    user, pw = new_user("kept")
+    warm(user, pw)
+    sql(f"UPDATE users SET status = 0 WHERE username = '{user}'")
+    changed = time.monotonic()
+    while statuses(polls(user, pw, rounds=2)) != [401]:
+        assert time.monotonic() - changed < ttl + 3, \
+            f"a disabled account was still served {ttl + 3} s later"
+        time.sleep(0.5)

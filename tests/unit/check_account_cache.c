@@ -1,0 +1,319 @@
+/* check_account_cache.c - the shared change board and the kept account rows. */
+#include <check.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "account_cache.h"
+#include "change_board.h"
+#include "check_suites.h"
+#include "config.h"
+#include "util.h"
+
+static char dir[64];
+static char path[128];
+static char err[512];
+
+static void make_dir(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/check-board.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/board", dir);
+}
+
+static void remove_dir(void)
+{
+	change_board_close();
+	account_cache_init(0);
+	unlink(path);
+	char other[160];
+	snprintf(other, sizeof other, "%s/other", dir);
+	unlink(other);
+	rmdir(other);
+	rmdir(dir);
+}
+
+START_TEST(test_path_from_config)
+{
+	struct config cfg;
+	char a[256], b[256];
+	config_defaults(&cfg);
+	ck_assert_int_eq(change_board_path(&cfg, a, sizeof a), 0);
+	ck_assert(strncmp(a, "/dev/shm/weave-server-", 22) == 0);
+	ck_assert_uint_eq(strlen(a), 22 + 16);
+	/* Another database is another board; the same settings, the same. */
+	free(cfg.db_name);
+	cfg.db_name = xstrdup("weave2");
+	ck_assert_int_eq(change_board_path(&cfg, b, sizeof b), 0);
+	ck_assert_str_ne(a, b);
+	free(cfg.db_name);
+	cfg.db_name = xstrdup("weave");
+	ck_assert_int_eq(change_board_path(&cfg, b, sizeof b), 0);
+	ck_assert_str_eq(a, b);
+	/* An explicit file wins; too small a buffer is an error. */
+	cfg.account_cache_file = xstrdup("/run/weave/board");
+	ck_assert_int_eq(change_board_path(&cfg, b, sizeof b), 0);
+	ck_assert_str_eq(b, "/run/weave/board");
+	ck_assert_int_eq(change_board_path(&cfg, b, 8), -1);
+	config_free(&cfg);
+}
+END_TEST
+
+START_TEST(test_absent_board_is_safe)
+{
+	change_board_close();
+	ck_assert(!change_board_ready());
+	ck_assert_uint_eq(change_board_generation(7), 0);
+	unsigned long missed = change_board_missed_bumps();
+	change_board_bump(7);
+	ck_assert_uint_eq(change_board_missed_bumps(), missed + 1);
+	/* No board: every address counts as locked (take the safe path). */
+	ck_assert_int_eq(change_board_address_locked_until("192.0.2.1"), INT64_MAX);
+	ck_assert_int_eq(change_board_open("/nonexistent/dir/board", true, err, sizeof err),
+			 -1);
+	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/dir/board"));
+}
+END_TEST
+
+START_TEST(test_bumps_and_failures)
+{
+	make_dir();
+	ck_assert_int_eq(change_board_open(path, false, err, sizeof err), -1);
+	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), 0);
+	struct stat st;
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	ck_assert(change_board_ready());
+	uint64_t g = change_board_generation(42);
+	change_board_bump(42);
+	ck_assert_uint_eq(change_board_generation(42), g + 1);
+	ck_assert_uint_eq(change_board_generation(43), 0);
+	ck_assert_int_eq(change_board_address_locked_until("192.0.2.1"), 0);
+	change_board_note_address_lock("192.0.2.1", 1000);
+	ck_assert_int_eq(change_board_address_locked_until("192.0.2.1"), 1000);
+	/* An earlier end never shortens a published lock. */
+	change_board_note_address_lock("192.0.2.1", 900);
+	ck_assert_int_eq(change_board_address_locked_until("192.0.2.1"), 1000);
+	ck_assert_int_eq(change_board_address_locked_until(NULL), 0);
+
+	/* Another process (weave-admin, another FastCGI process) shares it. */
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char e[512];
+		if (change_board_open(path, false, e, sizeof e) != 0)
+			_exit(2);
+		change_board_bump(42);
+		change_board_note_address_lock("198.51.100.9", 2000);
+		_exit(change_board_generation(42) == g + 2 ? 0 : 3);
+	}
+	int status;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_uint_eq(change_board_generation(42), g + 2);
+	ck_assert_int_eq(change_board_address_locked_until("198.51.100.9"), 2000);
+
+	/* Opening again keeps the counts (a restarted process). */
+	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), 0);
+	ck_assert_uint_eq(change_board_generation(42), g + 2);
+	remove_dir();
+}
+END_TEST
+
+START_TEST(test_unsafe_files_are_refused)
+{
+	make_dir();
+	char other[160];
+	snprintf(other, sizeof other, "%s/other", dir);
+
+	/* Writable by others: anyone could make a process trust a stale row. */
+	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), 0);
+	change_board_close();
+	ck_assert_int_eq(chmod(path, 0622), 0);
+	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), -1);
+	ck_assert_ptr_nonnull(strstr(err, "writable by group or others"));
+	ck_assert(!change_board_ready());
+	ck_assert_int_eq(chmod(path, 0600), 0);
+
+	/* A symbolic link is not followed. */
+	ck_assert_int_eq(symlink(path, other), 0);
+	ck_assert_int_eq(change_board_open(other, true, err, sizeof err), -1);
+	ck_assert_int_eq(unlink(other), 0);
+
+	/* A file of another size (another version, another program). */
+	int fd = open(other, O_CREAT | O_WRONLY, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "not a board", 11), 11);
+	close(fd);
+	ck_assert_int_eq(change_board_open(other, true, err, sizeof err), -1);
+	ck_assert_ptr_nonnull(strstr(err, "unexpected size"));
+	ck_assert_int_eq(unlink(other), 0);
+
+	/* The right size with something else in it. */
+	struct stat st;
+	ck_assert_int_eq(stat(path, &st), 0);
+	fd = open(other, O_CREAT | O_WRONLY, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, st.st_size), 0);
+	ck_assert_int_eq(write(fd, "XXXXXXXX", 8), 8);
+	close(fd);
+	ck_assert_int_eq(change_board_open(other, true, err, sizeof err), -1);
+	ck_assert_ptr_nonnull(strstr(err, "not a weave-server board"));
+	ck_assert_int_eq(unlink(other), 0);
+
+	/* A directory. */
+	ck_assert_int_eq(mkdir(other, 0700), 0);
+	ck_assert_int_eq(change_board_open(other, true, err, sizeof err), -1);
+	remove_dir();
+}
+END_TEST
+
+static void fill(struct user *u, int64_t id, const char *name, const char *hash)
+{
+	memset(u, 0, sizeof *u);
+	u->id = id;
+	snprintf(u->username, sizeof u->username, "%s", name);
+	u->password_hash = xstrdup(hash);
+	u->email = xstrdup("a@example.org");
+	u->status = 1;
+	u->last_write = 12345;
+}
+
+START_TEST(test_rows_kept_from_the_second_read)
+{
+	make_dir();
+	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), 0);
+	account_cache_init(30);
+	struct user row, got;
+	struct account_probe probe;
+	fill(&row, 9, "alice", "$hash$1");
+
+	/* First read: only the id is learnt. */
+	account_cache_probe("alice", &probe);
+	ck_assert_int_eq(probe.user_id, 0);
+	account_cache_put(&probe, &row, 1000);
+	ck_assert(!account_cache_get("alice", 1000, &got));
+
+	/* Second read, probed before it: kept. */
+	account_cache_probe("alice", &probe);
+	ck_assert_int_eq(probe.user_id, 9);
+	account_cache_put(&probe, &row, 1000);
+	ck_assert(account_cache_get("alice", 1001, &got));
+	ck_assert_int_eq(got.id, 9);
+	ck_assert_str_eq(got.password_hash, "$hash$1");
+	ck_assert_ptr_ne(got.password_hash, row.password_hash); /* a copy */
+	ck_assert_str_eq(got.email, "a@example.org");
+	ck_assert_int_eq(got.last_write, 12345);
+	user_free(&got);
+	ck_assert(!account_cache_get("bob", 1001, &got));
+
+	/* Too old, from the future: not used. */
+	ck_assert(!account_cache_get("alice", 1030, &got));
+	ck_assert(!account_cache_get("alice", 999, &got));
+
+	/* A change on the board: not used, and the next read is kept again. */
+	change_board_bump(9);
+	ck_assert(!account_cache_get("alice", 1001, &got));
+	account_cache_probe("alice", &probe);
+	account_cache_put(&probe, &row, 1002);
+	ck_assert(account_cache_get("alice", 1002, &got));
+	user_free(&got);
+
+	/* A write between the probe and the read: the row read is not kept. */
+	account_cache_probe("alice", &probe);
+	change_board_bump(9);
+	account_cache_put(&probe, &row, 1003);
+	ck_assert(!account_cache_get("alice", 1003, &got));
+
+	/* The name now belongs to another account (deleted, made again). */
+	struct user again;
+	fill(&again, 10, "alice", "$hash$2");
+	account_cache_probe("alice", &probe);
+	ck_assert_int_eq(probe.user_id, 9);
+	account_cache_put(&probe, &again, 1004);
+	ck_assert(!account_cache_get("alice", 1004, &got));
+	account_cache_probe("alice", &probe);
+	account_cache_put(&probe, &again, 1004);
+	ck_assert(account_cache_get("alice", 1004, &got));
+	ck_assert_str_eq(got.password_hash, "$hash$2");
+	user_free(&got);
+
+	/* A disabled account is never kept. */
+	again.status = 0;
+	account_cache_probe("alice", &probe);
+	account_cache_put(&probe, &again, 1005);
+	ck_assert(!account_cache_get("alice", 1005, &got));
+
+	user_free(&row);
+	user_free(&again);
+	remove_dir();
+}
+END_TEST
+
+START_TEST(test_nothing_kept_without_board_or_lifetime)
+{
+	struct user row, got;
+	struct account_probe probe;
+	fill(&row, 5, "carol", "$h");
+
+	change_board_close();
+	account_cache_init(30);
+	for (int i = 0; i < 2; i++) {
+		account_cache_probe("carol", &probe);
+		account_cache_put(&probe, &row, 100);
+	}
+	ck_assert(!account_cache_get("carol", 100, &got));
+
+	make_dir();
+	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), 0);
+	account_cache_init(0);
+	for (int i = 0; i < 2; i++) {
+		account_cache_probe("carol", &probe);
+		account_cache_put(&probe, &row, 100);
+	}
+	ck_assert(!account_cache_get("carol", 100, &got));
+	user_free(&row);
+	remove_dir();
+}
+END_TEST
+
+START_TEST(test_config_keys)
+{
+	static const char text[] = "account_cache_seconds = 0\n"
+				   "account_cache_file = /run/weave/board\n";
+	struct config cfg;
+	config_defaults(&cfg);
+	ck_assert_int_eq(cfg.account_cache_seconds, 30);
+	ck_assert_ptr_null(cfg.account_cache_file);
+	ck_assert_int_eq(config_parse(&cfg, "t", text, strlen(text), err, sizeof err), 0);
+	ck_assert_int_eq(cfg.account_cache_seconds, 0);
+	ck_assert_str_eq(cfg.account_cache_file, "/run/weave/board");
+	config_free(&cfg);
+
+	static const char bad[] = "account_cache_seconds = 3601\n";
+	config_defaults(&cfg);
+	ck_assert_int_eq(config_parse(&cfg, "t", bad, strlen(bad), err, sizeof err), -1);
+	ck_assert_ptr_nonnull(strstr(err, "account_cache_seconds"));
+	config_free(&cfg);
+}
+END_TEST
+
+Suite *account_cache_suite(void)
+{
+	Suite *s = suite_create("account_cache");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, test_path_from_config);
+	tcase_add_test(tc, test_absent_board_is_safe);
+	tcase_add_test(tc, test_bumps_and_failures);
+	tcase_add_test(tc, test_unsafe_files_are_refused);
+	tcase_add_test(tc, test_rows_kept_from_the_second_read);
+	tcase_add_test(tc, test_nothing_kept_without_board_or_lifetime);
+	tcase_add_test(tc, test_config_keys);
+	suite_add_tcase(s, tc);
+	return s;
+}
