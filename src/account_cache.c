@@ -11,7 +11,7 @@
 struct slot {
 	char username[sizeof ((struct user *)0)->username]; /* "": empty */
 	bool usable; /* false: only the id is known (see the header) */
-	uint64_t generation;
+	uint64_t generation, epoch;
 	int64_t read_at;
 	struct user row;
 };
@@ -59,6 +59,7 @@ bool account_cache_get(const char *username, int64_t now, struct user *out)
 	const struct slot *s = slot_of(username);
 	if (ttl <= 0 || !s->usable || strcmp(s->username, username) != 0 ||
 	    now < s->read_at || now - s->read_at >= ttl || !change_board_ready() ||
+	    change_board_epoch() != s->epoch ||
 	    change_board_generation(s->row.id) != s->generation)
 		return false;
 	copy_user(out, &s->row);
@@ -70,6 +71,7 @@ void account_cache_probe(const char *username, struct account_probe *probe)
 	const struct slot *s = slot_of(username);
 	probe->user_id = strcmp(s->username, username) == 0 ? s->row.id : 0;
 	probe->generation = change_board_generation(probe->user_id);
+	probe->epoch = change_board_epoch();
 }
 
 void account_cache_put(const struct account_probe *probe, const struct user *u,
@@ -80,12 +82,14 @@ void account_cache_put(const struct account_probe *probe, const struct user *u,
 	struct slot *s = slot_of(u->username);
 	clear_slot(s);
 	memcpy(s->username, u->username, sizeof s->username);
-	if (probe->user_id != u->id || probe->user_id == 0 || u->status != 1) {
+	if (probe->user_id != u->id || probe->user_id == 0 || u->status != 1 ||
+	    probe->epoch != change_board_epoch()) {
 		s->row.id = u->id; /* next time the probe knows the id */
 		return;
 	}
 	s->usable = true;
 	s->generation = probe->generation;
+	s->epoch = probe->epoch;
 	s->read_at = now;
 	copy_user(&s->row, u);
 }

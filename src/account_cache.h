@@ -43,6 +43,7 @@ bool account_cache_get(const char *username, int64_t now, struct user *out);
 struct account_probe {
 	int64_t user_id;     /* 0: not known yet */
 	uint64_t generation; /* of user_id's slot, read before the row */
+	uint64_t epoch;      /* of the board it was read from */
 };
 void account_cache_probe(const char *username, struct account_probe *probe);
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "log.h"
 
 #define BOARD_MAGIC UINT64_C(0x5745415645424431) /* "WEAVEBD1" */
 #define USER_SLOTS 65536
@@ -29,6 +30,14 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 
 static struct board *board;
 static unsigned long missed_bumps;
+static uint64_t epoch;
+
+/* What was opened, for change_board_refresh(). */
+static char opened_path[4096];
+static bool opened_create;
+static dev_t mapped_dev;
+static ino_t mapped_ino;
+static bool refresh_warned;
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
 {
@@ -66,11 +75,17 @@ int change_board_path(const struct config *cfg, char *out, size_t cap)
 	return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
-void change_board_close(void)
+static void unmap(void)
 {
 	if (board != NULL)
 		munmap(board, sizeof *board);
 	board = NULL;
+}
+
+void change_board_close(void)
+{
+	unmap();
+	opened_path[0] = '\0';
 }
 
 static int refuse(char *err, size_t cap, int fd, const char *path, const char *why)
@@ -83,7 +98,14 @@ static int refuse(char *err, size_t cap, int fd, const char *path, const char *w
 
 int change_board_open(const char *path, bool create, char *err, size_t cap)
 {
-	change_board_close();
+	if (path != opened_path) {
+		change_board_close();
+		if (strlen(path) >= sizeof opened_path)
+			return refuse(err, cap, -1, path, "path too long");
+		memcpy(opened_path, path, strlen(path) + 1);
+		opened_create = create;
+	}
+	unmap();
 	int flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0);
 	int fd = open(path, flags, 0600);
 	if (fd < 0)
@@ -114,7 +136,35 @@ int change_board_open(const char *path, bool create, char *err, size_t cap)
 		return refuse(err, cap, -1, path, "not a weave-server board");
 	}
 	board = b;
+	mapped_dev = st.st_dev;
+	mapped_ino = st.st_ino;
+	epoch++;
 	return 0;
+}
+
+void change_board_refresh(void)
+{
+	struct stat st;
+	if (opened_path[0] == '\0')
+		return;
+	if (board != NULL && stat(opened_path, &st) == 0 && st.st_dev == mapped_dev &&
+	    st.st_ino == mapped_ino)
+		return;
+	char err[4200];
+	if (change_board_open(opened_path, opened_create, err, sizeof err) == 0) {
+		log_info("account cache: %s was replaced; now using the new file",
+			 opened_path);
+		refresh_warned = false;
+	} else if (!refresh_warned) {
+		log_warn("account cache off until %s can be opened: %s", opened_path,
+			 err);
+		refresh_warned = true;
+	}
+}
+
+uint64_t change_board_epoch(void)
+{
+	return epoch;
 }
 
 bool change_board_ready(void)
@@ -131,6 +181,7 @@ uint64_t change_board_generation(int64_t user_id)
 
 void change_board_bump(int64_t user_id)
 {
+	change_board_refresh();
 	if (board != NULL)
 		atomic_fetch_add(&board->generation[(uint64_t)user_id % USER_SLOTS], 1);
 	else

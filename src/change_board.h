@@ -53,6 +53,18 @@ void change_board_close(void);
 
 bool change_board_ready(void);
 
+/*
+ * If the file at the opened path was removed or replaced (a hand, a
+ * cleaner), map what is there now, creating it if the open did: every
+ * process must count on the same file. Costs one stat(). Failures are
+ * logged once, and leave the board absent.
+ */
+void change_board_refresh(void);
+
+/* Changes with every successful open: generations read from one mapping
+ * mean nothing in another. */
+uint64_t change_board_epoch(void);
+
 /* The generation of user_id's slot; 0 when the board is absent. */
 uint64_t change_board_generation(int64_t user_id);
 

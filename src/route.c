@@ -373,11 +373,15 @@ enum auth_outcome { AUTH_DONE, AUTH_FAILED, AUTH_RETRY };
  * account (account_cache.h) when the password is one already verified
  * against that row's hash and the client address is not known to be
  * locked. true with *user filled.
+ *
+ * The request's time is taken before the board is read: see write_begins().
  */
 static bool login_from_kept_row(struct request *req,
 				const struct credentials *cred, struct user *user)
 {
-	int64_t now = now_centiseconds() / 100;
+	int64_t started = now_centiseconds();
+	int64_t now = started / 100;
+	change_board_refresh();
 	if (now < change_board_address_locked_until(request_client_address(req)))
 		return false;
 	if (!account_cache_get(cred->username, now, user))
@@ -387,8 +391,24 @@ static bool login_from_kept_row(struct request *req,
 		user_free(user);
 		return false;
 	}
-	req->started = now_centiseconds();
+	req->started = started;
 	return true;
+}
+
+/*
+ * A write now holds its account's row lock, until its commit. It marks the
+ * account changed on the board, and only then takes its time, from which
+ * its timestamp follows. That keeps X-Weave-Timestamp a safe high-water
+ * mark for newer=: a read that found the board unmarked took its own time
+ * earlier, so it answers with a timestamp below this write's; a read that
+ * finds it marked reads the row LOCK IN SHARE MODE and waits for the
+ * commit. (The time is taken after the lock for reads of the database
+ * too: one that read the row just before the lock started earlier.)
+ */
+static void write_begins(struct request *req, const struct user *user)
+{
+	change_board_bump(user->id);
+	req->started = now_centiseconds();
 }
 
 /*
@@ -405,6 +425,7 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 	enum auth_outcome outcome = AUTH_FAILED;
 	enum db_status st;
 	bool writes = (flags & WRITES) != 0;
+	char *verified_hash = NULL; /* the stored hash the KDF accepted */
 
 	enum auth_parse_status ps =
 		auth_parse_basic(auth_find_header(req, &source), &cred);
@@ -483,11 +504,15 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 		/* Kept only with no failures on record: a kept row's logins
 		 * never clear any (gate_login_succeeded). */
 		bool keep = !writes && !counters.name_counted;
-		if (auth_cache_lookup(user->password_hash, cred.password,
-				      cred.password_len)) {
+		bool verified = verified_hash != NULL &&
+				strcmp(verified_hash, user->password_hash) == 0;
+		if (verified || auth_cache_lookup(user->password_hash, cred.password,
+						  cred.password_len)) {
 			gate_login_succeeded(req, cred.username);
 			if (keep)
 				account_cache_put(&probe, user, req->started / 100);
+			if (writes)
+				write_begins(req, user);
 			outcome = AUTH_DONE;
 			goto done;
 		}
@@ -526,7 +551,11 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 			outcome = AUTH_DONE;
 			goto done;
 		}
-		user_free(user); /* load again, now under the row lock */
+		/* Load again, now under the row lock; the password holds if the
+		 * hash is still the one just verified (the credential cache may
+		 * be off). */
+		verified_hash = xstrdup(user->password_hash);
+		user_free(user);
 	}
 	log_info("authentication failed: password changed during the request");
 	resp_error(resp, 401, WEAVE_ERR_NONE);
@@ -537,6 +566,7 @@ db_failed:
 	outcome = handler_db_failure(req, resp, st) == HANDLER_RETRY ? AUTH_RETRY
 								      : AUTH_FAILED;
 done:
+	free(verified_hash);
 	auth_credentials_wipe(&cred);
 	return outcome;
 }

@@ -242,7 +242,10 @@ stack_write_config() {
 	shift 4
 	local log_level=${1:-info}
 	(($#)) && shift
-	local tmp
+	local tmp board
+	board=$(dirname "$(realpath -m "$file")")/account-cache
+	rm -f "$board"
+	install -o "$STACK_WWW_USER" -g "$STACK_WWW_USER" -m 0600 /dev/null "$board"
 	tmp=$(mktemp "$file.XXXXXX")
 	{
 		echo "# weave-server configuration, written by tools/stack.sh"
@@ -253,9 +256,10 @@ stack_write_config() {
 		echo "db_password = $db_password"
 		echo "public_url = $public_url"
 		echo "log_level = $log_level"
-		# The account-change board (README, "account_cache_seconds"): one
-		# per stack, named after this file, removed by stack_apache_stop.
-		echo "account_cache_file = /dev/shm/weave-stack.$(realpath -m "$file" | md5sum | cut -c1-16)"
+		# The account-change board (README, "Kept account rows"), beside
+		# this file: made here, empty, for the FastCGI processes (www-data)
+		# to size and fill; gone with the stack's directory.
+		echo "account_cache_file = $board"
 		local line
 		for line in "$@"; do echo "$line"; done
 	} >"$tmp"
@@ -310,7 +314,6 @@ stack_apache_start() {
 
 	mkdir -p "$dir/run" "$dir/htdocs"
 	rm -f "$dir/httpd.pid"
-	sed -n 's/^account_cache_file *= *//p' "$config" | tail -n 1 >"$dir/account-cache-file"
 	# mod_fcgid's sockets (IPCDIR/PID.N) are made by its www-data process
 	# manager. A Unix socket path holds at most 107 bytes, so a deep tree
 	# gets a short directory under /tmp instead (removed again on stop).
@@ -468,13 +471,9 @@ stack_apache_stop() {
 	return 0
 }
 
-# Removes the short /tmp socket directory stack_apache_start may have made,
-# and the stack's account-change board.
+# Removes the short /tmp socket directory stack_apache_start may have made.
 stack__remove_ipc() {
-	local ipc board
-	board=$(cat "$1/account-cache-file" 2>/dev/null) || board=
-	[[ $board == /dev/shm/weave-stack.* ]] && rm -f "$board"
-	rm -f "$1/account-cache-file"
+	local ipc
 	ipc=$(cat "$1/fcgid-ipc-dir" 2>/dev/null) || return 0
 	[[ $ipc == /tmp/weave-fcgid.* ]] && rm -rf "$ipc"
 	rm -f "$1/fcgid-ipc-dir"

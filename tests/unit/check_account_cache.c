@@ -173,6 +173,59 @@ START_TEST(test_unsafe_files_are_refused)
 }
 END_TEST
 
+START_TEST(test_a_replaced_file_is_followed)
+{
+	make_dir();
+	struct user row, got;
+	struct account_probe probe;
+	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), 0);
+	uint64_t epoch = change_board_epoch();
+	account_cache_init(30);
+	memset(&row, 0, sizeof row);
+	row.id = 3;
+	snprintf(row.username, sizeof row.username, "dave");
+	row.password_hash = xstrdup("$h");
+	row.status = 1;
+	for (int i = 0; i < 2; i++) {
+		account_cache_probe("dave", &probe);
+		account_cache_put(&probe, &row, 100);
+	}
+	ck_assert(account_cache_get("dave", 100, &got));
+	user_free(&got);
+	change_board_bump(3);
+	change_board_bump(3);
+
+	/* Unchanged file: nothing happens. */
+	change_board_refresh();
+	ck_assert_uint_eq(change_board_epoch(), epoch);
+
+	/* Removed (a cleaner): made again, a new epoch, fresh counts, and
+	 * rows kept under the old file are not used. */
+	ck_assert_int_eq(unlink(path), 0);
+	change_board_refresh();
+	ck_assert(change_board_ready());
+	ck_assert_uint_ne(change_board_epoch(), epoch);
+	ck_assert_uint_eq(change_board_generation(3), 0);
+	ck_assert(access(path, F_OK) == 0);
+	account_cache_probe("dave", &probe);
+	account_cache_put(&probe, &row, 100);
+	ck_assert(account_cache_get("dave", 100, &got));
+	user_free(&got);
+
+	/* Replaced by something unsafe: the board goes absent. */
+	ck_assert_int_eq(unlink(path), 0);
+	int fd = open(path, O_CREAT | O_WRONLY, 0666);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fchmod(fd, 0666), 0);
+	close(fd);
+	change_board_refresh();
+	ck_assert(!change_board_ready());
+	ck_assert(!account_cache_get("dave", 100, &got));
+	user_free(&row);
+	remove_dir();
+}
+END_TEST
+
 static void fill(struct user *u, int64_t id, const char *name, const char *hash)
 {
 	memset(u, 0, sizeof *u);
@@ -311,6 +364,7 @@ Suite *account_cache_suite(void)
 	tcase_add_test(tc, test_absent_board_is_safe);
 	tcase_add_test(tc, test_bumps_and_failures);
 	tcase_add_test(tc, test_unsafe_files_are_refused);
+	tcase_add_test(tc, test_a_replaced_file_is_followed);
 	tcase_add_test(tc, test_rows_kept_from_the_second_read);
 	tcase_add_test(tc, test_nothing_kept_without_board_or_lifetime);
 	tcase_add_test(tc, test_config_keys);
