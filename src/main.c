@@ -86,20 +86,27 @@ static void serve_one(unsigned long id, char **env, request_read_fn reader,
 	log_clear_request();
 }
 
-/* Account rows are kept only when every process can see every other's
- * writes (change_board.h); without the board each read asks the database. */
+/*
+ * Account rows are kept only when every process can see every other's
+ * writes (change_board.h); without the board each read asks the database.
+ * The board is opened even when this server keeps no rows, so that its
+ * writes still reach servers on this host that do.
+ */
 static void open_account_cache(const struct config *c)
 {
 	char path[4096], err[4200];
+	bool keeps = c->account_cache_seconds > 0;
 	account_cache_init(0);
-	if (c->account_cache_seconds <= 0)
-		return;
 	if (change_board_path(c, path, sizeof path) < 0) {
-		log_warn("account cache off: account_cache_file is too long");
+		if (keeps)
+			log_warn("account cache off: account_cache_file is too long");
 		return;
 	}
 	if (change_board_open(path, true, err, sizeof err) < 0) {
-		log_warn("account cache off: %s", err);
+		if (keeps)
+			log_warn("account cache off: %s", err);
+		else
+			log_debug("account changes not shared: %s", err);
 		return;
 	}
 	account_cache_init(c->account_cache_seconds);

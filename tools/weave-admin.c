@@ -391,7 +391,7 @@ static void open_change_board(const struct config *c)
 {
 	char path[4096];
 	struct stat st;
-	if (c->account_cache_seconds <= 0 || change_board_path(c, path, sizeof path) < 0)
+	if (change_board_path(c, path, sizeof path) < 0)
 		return;
 	if (stat(path, &st) != 0 && errno == ENOENT)
 		return;
@@ -473,7 +473,8 @@ int main(int argc, char **argv)
 	db_configure(&admin_cfg);
 	open_change_board(&admin_cfg);
 	rc = c->run(&a);
-	if (change_board_missed_bumps() > 0 && board_error[0] != '\0')
+	if (change_board_missed_bumps() > 0 && board_error[0] != '\0' &&
+	    admin_cfg.account_cache_seconds > 0)
 		fprintf(stderr,
 			"weave-admin: note: running servers may answer from the old "
 			"account data for up to account_cache_seconds (%" PRId64 " s): %s\n",

@@ -8,11 +8,15 @@ mod_fcgid spreads them over its processes, each of which was warmed the
 same way first (a process keeps a row from its second read on).
 """
 
+import os
 import random
+import shutil
+import subprocess
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from weave import admin, new_user, read_config, request, sql
+from weave import ADMIN, CONFIG, admin, new_user, read_config, request, sql
 
 PARALLEL = 8
 LOGIN_LIMIT = 10
@@ -155,13 +159,20 @@ def test_a_change_behind_the_servers_back_shows_within_the_lifetime():
 
 
 def test_x_weave_timestamp_stays_a_safe_high_water_mark():
-    """Reads answered from kept rows while writes are in flight: every
-    record that ends up with a timestamp at or below a read's
+    check_high_water_mark()
+
+
+def check_high_water_mark(port=None):
+    """Reads (from kept rows, on this stack) while writes are in flight:
+    every record that ends up with a timestamp at or below a read's
     X-Weave-Timestamp must have been in that read (a client passes that
     timestamp as newer= next time, so a record missing here is never
-    fetched). Writers POST new ids; readers list the collection."""
+    fetched). Writers POST new ids; readers list the collection. port:
+    another server on the same database (test_no_caches.py)."""
     user, pw = new_user("mark")
-    warm(user, pw)
+    for _ in range(20):
+        assert request("GET", f"1.0/{user}/info/collections", user=user, password=pw,
+                       port=port).status == 200
     coll = "marks"
     stop = time.monotonic() + 6
     reads, errors = [], []
@@ -171,14 +182,15 @@ def test_x_weave_timestamp_stays_a_safe_high_water_mark():
         while time.monotonic() < stop:
             records = [{"id": f"w{n}b{batch}r{i}", "payload": "x" * 200} for i in range(50)]
             r = request("POST", f"1.0/{user}/storage/{coll}", body=records,
-                        user=user, password=pw)
+                        user=user, password=pw, port=port)
             if r.status != 200:
                 errors.append(r)
             batch += 1
 
     def reader(_):
         while time.monotonic() < stop:
-            r = request("GET", f"1.0/{user}/storage/{coll}", user=user, password=pw)
+            r = request("GET", f"1.0/{user}/storage/{coll}", user=user, password=pw,
+                        port=port)
             if r.status != 200:
                 errors.append(r)
                 continue
@@ -190,7 +202,8 @@ def test_x_weave_timestamp_stays_a_safe_high_water_mark():
         for j in jobs:
             j.result()
     assert not errors, errors[:3]
-    final = request("GET", f"1.0/{user}/storage/{coll}?full=1", user=user, password=pw)
+    final = request("GET", f"1.0/{user}/storage/{coll}?full=1", user=user, password=pw,
+                    port=port)
     stored = {rec["id"]: rec["modified"] for rec in final.json()}
     assert len(reads) > 50 and len(stored) > 500, (len(reads), len(stored))
     late = []
@@ -199,3 +212,32 @@ def test_x_weave_timestamp_stays_a_safe_high_water_mark():
         if missing:
             late.append((mark, len(missing), missing[:3]))
     assert not late, f"{len(late)} of {len(reads)} reads missed records at or below their X-Weave-Timestamp: {late[:3]}"
+
+
+def test_weave_admin_run_by_another_user_says_changes_may_show_late():
+    """weave-admin run by a user who cannot open the server's board still
+    changes the database, and says running servers may answer from old
+    rows for up to account_cache_seconds."""
+    user, pw = new_user("kept")
+    warm(user, pw)
+    tmp = tempfile.mkdtemp()
+    try:
+        # Copies nobody can reach, wherever the checkout is.
+        conf, binary = os.path.join(tmp, "weave.conf"), os.path.join(tmp, "weave-admin")
+        shutil.copy(CONFIG, conf)
+        shutil.copy(ADMIN, binary)
+        os.chmod(tmp, 0o755)
+        os.chmod(conf, 0o644)
+        os.chmod(binary, 0o755)
+        p = subprocess.run(["runuser", "-u", "nobody", "--", binary, "--config", conf,
+                            "user", "disable", user], capture_output=True, text=True, timeout=60)
+    finally:
+        shutil.rmtree(tmp)
+    assert p.returncode == 0, p
+    assert "running servers may answer from the old account data" in p.stderr, p.stderr
+    assert "Permission denied" in p.stderr, p.stderr
+    ttl = int(read_config().get("account_cache_seconds", "30"))
+    changed = time.monotonic()
+    while statuses(polls(user, pw, rounds=1)) != [401]:
+        assert time.monotonic() - changed < ttl + 3
+        time.sleep(0.5)
