@@ -27,6 +27,11 @@ int main(void)
 	while (FCGX_Accept_r(&fr) >= 0) {
 		FCGX_PutStr(head, hlen, fr.out);
 		FCGX_PutStr(body, (int)(sizeof body - 1), fr.out);
+		/* Closed as weave.fcgi closes (main.c, body_left_unread()):
+		 * lingering only when a request body is left unread. */
+		const char *length = FCGX_GetParam("CONTENT_LENGTH", fr.envp);
+		if (length == NULL || length[0] == '\0' || strcmp(length, "0") == 0)
+			FCGX_Detach(&fr);
 		FCGX_Finish_r(&fr);
 	}
 	return 0;

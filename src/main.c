@@ -1,5 +1,6 @@
 /* main.c - weave.fcgi: config, then accept → dispatch → send → free, forever. */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,20 @@ static void open_account_cache(const struct config *c)
 	account_cache_init(c->account_cache_seconds);
 }
 
+/*
+ * libfcgi closes a connection lingering: it shuts its side down and waits
+ * for the web server to hang up, so that a request body it did not read
+ * (a refused upload) cannot make the web server's writes fail. With no
+ * body left to send the wait only costs time: it was a fifth of a sync
+ * poll's time in this process. FCGX_Detach() skips it.
+ */
+static bool body_left_unread(FCGX_Request *fr)
+{
+	const char *length = FCGX_GetParam("CONTENT_LENGTH", fr->envp);
+	bool has_body = length != NULL && length[0] != '\0' && strcmp(length, "0") != 0;
+	return has_body && !FCGX_HasSeenEOF(fr->in);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -139,6 +154,8 @@ int main(void)
 		while (FCGX_Accept_r(&fr) >= 0) {
 			serve_one(++served, fr.envp, read_fcgi, fr.in, write_fcgi,
 				  fr.out);
+			if (!body_left_unread(&fr))
+				FCGX_Detach(&fr); /* close without lingering */
 			FCGX_Finish_r(&fr);
 		}
 	}
