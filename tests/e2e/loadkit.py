@@ -368,6 +368,33 @@ def sanitizer_env():
             if os.environ.get(k)]
 
 
+def second_apache(name, settings):
+    """Start another Apache (tools/stack.sh) on a free port, serving the
+    stack's weave.fcgi and database with a copy of its config in which
+    SETTINGS (a dict) replace or add keys. Its files go to STACK/NAME.
+    Returns (port, apache_dir); stop it with stack_lib_run's
+    stack_apache_stop on apache_dir."""
+    import shutil
+    stack = weave.STACK_DIR
+    assert stack and weave.CONFIG, "WEAVE_STACK_DIR and WEAVE_CONFIG must be set (tests/run)"
+    home = os.path.join(stack, name)
+    shutil.rmtree(home, ignore_errors=True)
+    os.makedirs(home)
+    conf = os.path.join(home, "weave.conf")
+    with open(weave.CONFIG, encoding="utf-8") as f:
+        kept = [line for line in f if line.split("=", 1)[0].strip() not in settings]
+    with open(conf, "w", encoding="utf-8") as f:
+        f.writelines(kept)
+        f.writelines(f"{k} = {v}\n" for k, v in settings.items())
+    shutil.chown(conf, group="www-data")
+    os.chmod(conf, 0o640)
+    port = int(stack_lib_run("stack_free_port").strip())
+    apache_dir = os.path.join(home, "apache")
+    stack_lib_run('stack_apache_start "$@"', apache_dir, str(port), fcgi_binary(stack), conf,
+                  *sanitizer_env())
+    return port, apache_dir
+
+
 # ---------------------------------------------------------------- SQL
 
 class SqlSession:

@@ -15,20 +15,19 @@ import atexit
 import json
 import os
 import secrets
-import shutil
 import socket
 import subprocess
 import sys
 import time
 
-from weave import CONFIG, FCGI, STACK_DIR, STACK_LIB, request
+import loadkit
+from weave import STACK_DIR, request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PUBLIC_KEY = "pub-" + secrets.token_hex(6)
 PRIVATE_KEY = "priv-" + secrets.token_hex(12)
 CRASH = ("get unexpected signal", "End of script output before headers",
          "FastCGI server closed connection")
-SANITIZER_ENV = ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS")
 
 _state = {}
 
@@ -52,18 +51,9 @@ def wait_port(port, proc=None, timeout=10):
     raise AssertionError(f"nothing listens on 127.0.0.1:{port} after {timeout} s")
 
 
-def stack_sh(*args):
-    """Run a tools/stack.sh function (args[0]) with arguments."""
-    script = 'source "$1"; shift; "$@"'
-    p = subprocess.run(["bash", "-c", script, "stack.sh", STACK_LIB, *args],
-                       capture_output=True, text=True, timeout=120)
-    if p.returncode != 0:
-        raise AssertionError(f"{args[0]} failed:\n{p.stdout}{p.stderr}")
-
-
 def start_verifier():
     port = free_port()
-    log = os.path.join(_state["dir"], "verifier.log")
+    log = verifier_log_path()
     open(log, "w").close()
     proc = subprocess.Popen([sys.executable, os.path.join(HERE, "fake_verifier.py"),
                              str(port), log])
@@ -83,37 +73,24 @@ def server():
     """Port of the second server, started on first use."""
     if "port" in _state:
         return _state["port"]
-    assert STACK_DIR and STACK_LIB and FCGI and CONFIG, \
-        "WEAVE_STACK_DIR, WEAVE_STACK_LIB, WEAVE_FCGI, WEAVE_CONFIG must be set (tests/run)"
     atexit.register(stop_all)
-    _state["dir"] = os.path.join(STACK_DIR, "remote-captcha")
-    shutil.rmtree(_state["dir"], ignore_errors=True)
-    os.makedirs(_state["dir"])
     vport = start_verifier()
     _state["verify_url"] = f"http://127.0.0.1:{vport}/verify"
+    _state["port"], _state["apache"] = loadkit.second_apache("remote-captcha", {
+        "captcha_verify_url": _state["verify_url"],
+        "captcha_public_key": PUBLIC_KEY,
+        "captcha_private_key": PRIVATE_KEY,
+    })
+    return _state["port"]
 
-    conf = os.path.join(_state["dir"], "weave.conf")
-    with open(CONFIG, encoding="utf-8") as f:
-        base = f.read()
-    with open(conf, "w", encoding="utf-8") as f:
-        f.write(base.rstrip("\n") + "\n")
-        f.write(f"captcha_verify_url = {_state['verify_url']}\n")
-        f.write(f"captcha_public_key = {PUBLIC_KEY}\n")
-        f.write(f"captcha_private_key = {PRIVATE_KEY}\n")
-    shutil.chown(conf, group="www-data")
-    os.chmod(conf, 0o640)
 
-    port = free_port()
-    env = [f"{k}={os.environ[k]}" for k in SANITIZER_ENV if k in os.environ]
-    stack_sh("stack_apache_start", os.path.join(_state["dir"], "apache"), str(port),
-             FCGI, conf, *env)
-    _state["port"] = port
-    return port
+def verifier_log_path():
+    return os.path.join(STACK_DIR, "remote-captcha-verifier.log")
 
 
 def error_log():
     try:
-        with open(os.path.join(_state["dir"], "apache", "error.log"), errors="replace") as f:
+        with open(os.path.join(_state["apache"], "error.log"), errors="replace") as f:
             return f.read()
     except OSError:
         return ""
@@ -122,12 +99,12 @@ def error_log():
 def stop_all():
     stop_verifier()
     if "port" in _state:
-        stack_sh("stack_apache_stop", os.path.join(_state["dir"], "apache"))
+        loadkit.stack_lib_run('stack_apache_stop "$1"', _state["apache"])
         del _state["port"]
 
 
 def verifier_log():
-    with open(os.path.join(_state["dir"], "verifier.log"), encoding="utf-8") as f:
+    with open(verifier_log_path(), encoding="utf-8") as f:
         return [json.loads(line) for line in f]
 
 
