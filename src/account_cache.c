@@ -6,7 +6,10 @@
 #include "change_board.h"
 #include "util.h"
 
-#define SLOTS 4096 /* direct-mapped by name; a newer row replaces an older */
+/* Sets of four by name, so that two busy accounts rarely push each other
+ * out; a new row replaces its own name's, or the set's oldest. */
+#define SETS 1024
+#define WAYS 4
 
 struct slot {
 	char username[sizeof ((struct user *)0)->username]; /* "": empty */
@@ -16,15 +19,25 @@ struct slot {
 	struct user row;
 };
 
-static struct slot slots[SLOTS];
+static struct slot slots[SETS][WAYS];
 static int64_t ttl;
 
-static struct slot *slot_of(const char *username)
+static struct slot *set_of(const char *username)
 {
 	uint32_t h = 2166136261u; /* FNV-1a */
 	for (const unsigned char *p = (const unsigned char *)username; *p; p++)
 		h = (h ^ *p) * 16777619u;
-	return &slots[h % SLOTS];
+	return slots[h % SETS];
+}
+
+/* username's slot, or NULL. */
+static struct slot *find(const char *username)
+{
+	struct slot *set = set_of(username);
+	for (size_t i = 0; i < WAYS; i++)
+		if (strcmp(set[i].username, username) == 0)
+			return &set[i];
+	return NULL;
 }
 
 static char *dup_or_null(const char *s)
@@ -49,16 +62,17 @@ static void clear_slot(struct slot *s)
 
 void account_cache_init(int64_t ttl_seconds)
 {
-	for (size_t i = 0; i < SLOTS; i++)
-		clear_slot(&slots[i]);
+	for (size_t i = 0; i < SETS; i++)
+		for (size_t j = 0; j < WAYS; j++)
+			clear_slot(&slots[i][j]);
 	ttl = ttl_seconds;
 }
 
 bool account_cache_get(const char *username, int64_t now, struct user *out)
 {
-	const struct slot *s = slot_of(username);
-	if (ttl <= 0 || !s->usable || strcmp(s->username, username) != 0 ||
-	    now < s->read_at || now - s->read_at >= ttl || !change_board_ready() ||
+	const struct slot *s = find(username);
+	if (ttl <= 0 || s == NULL || !s->usable || now < s->read_at ||
+	    now - s->read_at >= ttl || !change_board_ready() ||
 	    change_board_epoch() != s->epoch ||
 	    change_board_generation(s->row.id) != s->generation)
 		return false;
@@ -68,8 +82,8 @@ bool account_cache_get(const char *username, int64_t now, struct user *out)
 
 void account_cache_probe(const char *username, struct account_probe *probe)
 {
-	const struct slot *s = slot_of(username);
-	probe->user_id = strcmp(s->username, username) == 0 ? s->row.id : 0;
+	const struct slot *s = find(username);
+	probe->user_id = s != NULL ? s->row.id : 0;
 	probe->generation = change_board_generation(probe->user_id);
 	probe->epoch = change_board_epoch();
 }
@@ -79,7 +93,14 @@ void account_cache_put(const struct account_probe *probe, const struct user *u,
 {
 	if (ttl <= 0 || !change_board_ready())
 		return;
-	struct slot *s = slot_of(u->username);
+	struct slot *s = find(u->username);
+	if (s == NULL) {
+		struct slot *set = set_of(u->username);
+		s = &set[0];
+		for (size_t i = 1; i < WAYS; i++)
+			if (set[i].read_at < s->read_at)
+				s = &set[i];
+	}
 	clear_slot(s);
 	memcpy(s->username, u->username, sizeof s->username);
 	if (probe->user_id != u->id || probe->user_id == 0 || u->status != 1 ||

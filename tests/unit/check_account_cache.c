@@ -308,6 +308,38 @@ START_TEST(test_rows_kept_from_the_second_read)
 }
 END_TEST
 
+/* Many accounts are kept together, and a full set gives up its oldest. */
+START_TEST(test_many_accounts_kept)
+{
+	make_dir();
+	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), 0);
+	account_cache_init(30);
+	struct user row, got;
+	struct account_probe probe;
+	char name[32];
+	for (int i = 0; i < 1000; i++) {
+		snprintf(name, sizeof name, "user%d", i);
+		fill(&row, i + 1, name, "$h");
+		for (int twice = 0; twice < 2; twice++) {
+			account_cache_probe(name, &probe);
+			account_cache_put(&probe, &row, 100 + i / 100);
+		}
+		user_free(&row);
+	}
+	int kept = 0;
+	for (int i = 0; i < 1000; i++) {
+		snprintf(name, sizeof name, "user%d", i);
+		if (account_cache_get(name, 110, &got)) {
+			ck_assert_int_eq(got.id, i + 1);
+			user_free(&got);
+			kept++;
+		}
+	}
+	ck_assert_int_eq(kept, 1000);
+	remove_dir();
+}
+END_TEST
+
 START_TEST(test_nothing_kept_without_board_or_lifetime)
 {
 	struct user row, got;
@@ -366,6 +398,7 @@ Suite *account_cache_suite(void)
 	tcase_add_test(tc, test_unsafe_files_are_refused);
 	tcase_add_test(tc, test_a_replaced_file_is_followed);
 	tcase_add_test(tc, test_rows_kept_from_the_second_read);
+	tcase_add_test(tc, test_many_accounts_kept);
 	tcase_add_test(tc, test_nothing_kept_without_board_or_lifetime);
 	tcase_add_test(tc, test_config_keys);
 	suite_add_tcase(s, tc);

@@ -477,6 +477,29 @@ START_TEST(test_cache_several)
 }
 END_TEST
 
+/* The bench's 200 accounts stay cached together: none pushes another out
+ * (a KDF on every request for the loser). Keys are random per process;
+ * 200 keys overflow one of 1024 sets of 8 about once in 10^9 runs. */
+START_TEST(test_cache_many_accounts)
+{
+	char password[32];
+	auth_cache_init(60);
+	for (int i = 0; i < 200; i++) {
+		int n = snprintf(password, sizeof password, "password-%d", i);
+		auth_cache_store(HASH_A, password, (size_t)n);
+	}
+	for (int i = 0; i < 200; i++) {
+		int n = snprintf(password, sizeof password, "password-%d", i);
+		ck_assert_msg(auth_cache_lookup(HASH_A, password, (size_t)n), "%d lost", i);
+	}
+	/* Storing one again refreshes it in place: still one entry each. */
+	auth_cache_store(HASH_A, "password-7", 10);
+	ck_assert(auth_cache_lookup(HASH_A, "password-7", 10));
+	ck_assert(auth_cache_lookup(HASH_A, "password-8", 10));
+	auth_cache_clear();
+}
+END_TEST
+
 START_TEST(test_cache_disabled)
 {
 	auth_cache_init(0);
@@ -540,6 +563,7 @@ Suite *auth_suite(void)
 	tcase_add_test(tc, test_cache_hit_miss);
 	tcase_add_test(tc, test_cache_field_boundary);
 	tcase_add_test(tc, test_cache_several);
+	tcase_add_test(tc, test_cache_many_accounts);
 	tcase_add_test(tc, test_cache_disabled);
 	tcase_add_test(tc, test_cache_expiry);
 	suite_add_tcase(s, tc);
