@@ -30,12 +30,12 @@ static struct slot *set_of(const char *username)
 	return slots[h % SETS];
 }
 
-/* username's slot, or NULL. */
+/* username's slot, or NULL (never an empty one). */
 static struct slot *find(const char *username)
 {
 	struct slot *set = set_of(username);
 	for (size_t i = 0; i < WAYS; i++)
-		if (strcmp(set[i].username, username) == 0)
+		if (set[i].username[0] != '\0' && strcmp(set[i].username, username) == 0)
 			return &set[i];
 	return NULL;
 }

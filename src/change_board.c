@@ -98,7 +98,7 @@ static int refuse(char *err, size_t cap, int fd, const char *path, const char *w
 
 int change_board_open(const char *path, bool create, char *err, size_t cap)
 {
-	if (path != opened_path) {
+	if (path != opened_path) { /* a new path, not change_board_refresh() */
 		change_board_close();
 		if (strlen(path) >= sizeof opened_path)
 			return refuse(err, cap, -1, path, "path too long");
