@@ -12,11 +12,10 @@
 #define WAYS 4
 
 struct slot {
-	char username[sizeof ((struct user *)0)->username]; /* "": empty */
-	bool usable; /* false: only the id is known (see the header) */
+	struct user row; /* row.username "": empty */
+	bool usable; /* false: only the name and id are known (see the header) */
 	uint64_t generation, epoch;
 	int64_t read_at;
-	struct user row;
 };
 
 static struct slot slots[SETS][WAYS];
@@ -35,7 +34,8 @@ static struct slot *find(const char *username)
 {
 	struct slot *set = set_of(username);
 	for (size_t i = 0; i < WAYS; i++)
-		if (set[i].username[0] != '\0' && strcmp(set[i].username, username) == 0)
+		if (set[i].row.username[0] != '\0' &&
+		    strcmp(set[i].row.username, username) == 0)
 			return &set[i];
 	return NULL;
 }
@@ -102,10 +102,11 @@ void account_cache_put(const struct account_probe *probe, const struct user *u,
 				s = &set[i];
 	}
 	clear_slot(s);
-	memcpy(s->username, u->username, sizeof s->username);
 	if (probe->user_id != u->id || probe->user_id == 0 || u->status != 1 ||
 	    probe->epoch != change_board_epoch()) {
-		s->row.id = u->id; /* next time the probe knows the id */
+		/* Next time the probe knows the id. */
+		memcpy(s->row.username, u->username, sizeof s->row.username);
+		s->row.id = u->id;
 		return;
 	}
 	s->usable = true;

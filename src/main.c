@@ -97,20 +97,16 @@ static void open_account_cache(const struct config *c)
 {
 	char path[4096], err[4200];
 	bool keeps = c->account_cache_seconds > 0;
-	account_cache_init(0);
 	if (change_board_path(c, path, sizeof path) < 0) {
-		if (keeps)
-			log_warn("account cache off: account_cache_file is too long");
+		snprintf(err, sizeof err, "account_cache_file is too long");
+	} else if (change_board_open(path, true, err, sizeof err) == 0) {
+		account_cache_init(c->account_cache_seconds);
 		return;
 	}
-	if (change_board_open(path, true, err, sizeof err) < 0) {
-		if (keeps)
-			log_warn("account cache off: %s", err);
-		else
-			log_debug("account changes not shared: %s", err);
-		return;
-	}
-	account_cache_init(c->account_cache_seconds);
+	if (keeps)
+		log_warn("account cache off: %s", err);
+	else
+		log_debug("account changes not shared: %s", err);
 }
 
 /*

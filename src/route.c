@@ -457,8 +457,10 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 			if (st != DB_OK)
 				goto db_failed;
 		}
-		struct account_probe probe;
-		account_cache_probe(cred.username, &probe);
+		/* Reads may keep the row they read (account_cache.h). */
+		struct account_probe probe = { 0 };
+		if (!writes)
+			account_cache_probe(cred.username, &probe);
 		struct login_counters counters;
 		st = db_user_get_login(cred.username,
 				       writes ? USER_LOCK_EXCLUSIVE : USER_LOCK_SHARED,

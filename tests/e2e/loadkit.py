@@ -395,7 +395,67 @@ def second_apache(name, settings):
     return port, apache_dir
 
 
+def check_high_water_mark(port=None):
+    """Reads (from kept rows, on the main stack) while writes are in flight:
+    every record that ends up with a timestamp at or below a read's
+    X-Weave-Timestamp must have been in that read (a client passes that
+    timestamp as newer= next time, so a record missing here is never
+    fetched). Writers POST new ids; readers list the collection. port:
+    another server on the same database (test_no_caches.py)."""
+    from concurrent.futures import ThreadPoolExecutor
+    from weave import new_user, request
+    user, pw = new_user("mark")
+    for _ in range(20):
+        assert request("GET", f"1.0/{user}/info/collections", user=user, password=pw,
+                       port=port).status == 200
+    coll = "marks"
+    stop = time.monotonic() + 6
+    reads, errors = [], []
+
+    def writer(n):
+        batch = 0
+        while time.monotonic() < stop:
+            records = [{"id": f"w{n}b{batch}r{i}", "payload": "x" * 200} for i in range(50)]
+            r = request("POST", f"1.0/{user}/storage/{coll}", body=records,
+                        user=user, password=pw, port=port)
+            if r.status != 200:
+                errors.append(r)
+            batch += 1
+
+    def reader(_):
+        while time.monotonic() < stop:
+            r = request("GET", f"1.0/{user}/storage/{coll}", user=user, password=pw,
+                        port=port)
+            if r.status != 200:
+                errors.append(r)
+                continue
+            reads.append((float(r.headers.get("X-Weave-Timestamp")), set(r.json())))
+
+    with ThreadPoolExecutor(6) as pool:
+        jobs = [pool.submit(writer, n) for n in range(2)]
+        jobs += [pool.submit(reader, n) for n in range(4)]
+        for j in jobs:
+            j.result()
+    assert not errors, errors[:3]
+    final = request("GET", f"1.0/{user}/storage/{coll}?full=1", user=user, password=pw,
+                    port=port)
+    stored = {rec["id"]: rec["modified"] for rec in final.json()}
+    assert len(reads) > 50 and len(stored) > 500, (len(reads), len(stored))
+    late = []
+    for mark, seen in reads:
+        missing = [i for i, m in stored.items() if m <= mark and i not in seen]
+        if missing:
+            late.append((mark, len(missing), missing[:3]))
+    assert not late, f"{len(late)} of {len(reads)} reads missed records at or below their X-Weave-Timestamp: {late[:3]}"
+
+
 # ---------------------------------------------------------------- SQL
+
+def statements_executed():
+    """MariaDB's count of prepared-statement executions so far (all
+    clients): how many statements some requests cost."""
+    return int(weave.sql("SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'")[0][1])
+
 
 class SqlSession:
     """An interactive `mariadb` client on the stack's database as root (the

@@ -16,6 +16,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import loadkit
 from weave import ADMIN, CONFIG, admin, new_user, read_config, request, sql
 
 PARALLEL = 8
@@ -50,10 +51,6 @@ def refused(user, password):
     return statuses(answers) == [401]
 
 
-def statements_executed():
-    return int(sql("SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'")[0][1])
-
-
 def statuses(answers):
     return sorted({r.status for r in answers})
 
@@ -65,9 +62,9 @@ def fresh_address():
 def test_warm_polls_run_no_statement():
     user, pw = new_user("kept")
     warm(user, pw)
-    before = statements_executed()
+    before = loadkit.statements_executed()
     answers = polls(user, pw)
-    used = statements_executed() - before
+    used = loadkit.statements_executed() - before
     assert statuses(answers) == [200]
     # A cold process may still read the row; most polls must not.
     assert used < len(answers) // 2, f"{used} statements for {len(answers)} polls"
@@ -159,59 +156,7 @@ def test_a_change_behind_the_servers_back_shows_within_the_lifetime():
 
 
 def test_x_weave_timestamp_stays_a_safe_high_water_mark():
-    check_high_water_mark()
-
-
-def check_high_water_mark(port=None):
-    """Reads (from kept rows, on this stack) while writes are in flight:
-    every record that ends up with a timestamp at or below a read's
-    X-Weave-Timestamp must have been in that read (a client passes that
-    timestamp as newer= next time, so a record missing here is never
-    fetched). Writers POST new ids; readers list the collection. port:
-    another server on the same database (test_no_caches.py)."""
-    user, pw = new_user("mark")
-    for _ in range(20):
-        assert request("GET", f"1.0/{user}/info/collections", user=user, password=pw,
-                       port=port).status == 200
-    coll = "marks"
-    stop = time.monotonic() + 6
-    reads, errors = [], []
-
-    def writer(n):
-        batch = 0
-        while time.monotonic() < stop:
-            records = [{"id": f"w{n}b{batch}r{i}", "payload": "x" * 200} for i in range(50)]
-            r = request("POST", f"1.0/{user}/storage/{coll}", body=records,
-                        user=user, password=pw, port=port)
-            if r.status != 200:
-                errors.append(r)
-            batch += 1
-
-    def reader(_):
-        while time.monotonic() < stop:
-            r = request("GET", f"1.0/{user}/storage/{coll}", user=user, password=pw,
-                        port=port)
-            if r.status != 200:
-                errors.append(r)
-                continue
-            reads.append((float(r.headers.get("X-Weave-Timestamp")), set(r.json())))
-
-    with ThreadPoolExecutor(6) as pool:
-        jobs = [pool.submit(writer, n) for n in range(2)]
-        jobs += [pool.submit(reader, n) for n in range(4)]
-        for j in jobs:
-            j.result()
-    assert not errors, errors[:3]
-    final = request("GET", f"1.0/{user}/storage/{coll}?full=1", user=user, password=pw,
-                    port=port)
-    stored = {rec["id"]: rec["modified"] for rec in final.json()}
-    assert len(reads) > 50 and len(stored) > 500, (len(reads), len(stored))
-    late = []
-    for mark, seen in reads:
-        missing = [i for i, m in stored.items() if m <= mark and i not in seen]
-        if missing:
-            late.append((mark, len(missing), missing[:3]))
-    assert not late, f"{len(late)} of {len(reads)} reads missed records at or below their X-Weave-Timestamp: {late[:3]}"
+    loadkit.check_high_water_mark()
 
 
 def test_weave_admin_run_by_another_user_says_changes_may_show_late():

@@ -9,7 +9,6 @@ database as the main stack with both keys at 0; it is stopped at exit.
 import atexit
 
 import loadkit
-import test_account_cache as kept
 from weave import admin, new_user, request
 
 _state = {}
@@ -51,11 +50,11 @@ def test_every_read_reads_the_account():
     user, pw = new_user("nocache")
     for _ in range(5):
         assert call("GET", "info/collections", user, pw).status == 200
-    before = kept.statements_executed()
+    before = loadkit.statements_executed()
     for _ in range(20):
         assert call("GET", "info/collections", user, pw).status == 200
-    assert kept.statements_executed() - before >= 20
+    assert loadkit.statements_executed() - before >= 20
 
 
 def test_x_weave_timestamp_stays_a_safe_high_water_mark():
-    kept.check_high_water_mark(port=server())
+    loadkit.check_high_water_mark(port=server())

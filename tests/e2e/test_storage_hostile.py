@@ -13,7 +13,6 @@ weave.fcgi), so they carry Apache's HTML body and no Weave code.
 """
 
 import json
-import socket
 
 import weave
 from weave import basic_auth, new_user, request
@@ -64,31 +63,6 @@ def expect(acct, label, status, code, send, others=()):
     after = [a.snapshot() for a in (acct, *others)]
     assert after == before, (label, "a refused request changed stored data")
     return r
-
-
-def raw_send(data, timeout=30):
-    """Send raw bytes; tolerate the server closing while we still send."""
-    with socket.create_connection((weave.HOST, weave.PORT), timeout=timeout) as s:
-        try:
-            s.sendall(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-        chunks = []
-        while True:
-            try:
-                chunk = s.recv(65536)
-            except (ConnectionResetError, socket.timeout):
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-    raw = b"".join(chunks)
-    head, _, body = raw.partition(b"\r\n\r\n")
-    lines = head.split(b"\r\n")
-    status = int(lines[0].split()[1]) if lines[0].startswith(b"HTTP/") else 0
-    headers = [tuple(x.strip() for x in line.decode("latin-1").split(":", 1))
-               for line in lines[1:] if b":" in line]
-    return weave.Response(status, "", headers, body)
 
 
 def raw_head(acct, method, path, extra=b""):
@@ -256,16 +230,16 @@ def test_huge_bodies():
     body = _body_of(3 * 1024 * 1024)
     chunked = b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + 65536]), body[i:i + 65536])
                        for i in range(0, len(body), 65536)) + b"0\r\n\r\n"
-    expect(acct, "chunked 3 MiB", 413, 17, lambda: raw_send(
+    expect(acct, "chunked 3 MiB", 413, 17, lambda: weave.raw_request(
         raw_head(acct, "PUT", b"storage/c/big", b"Transfer-Encoding: chunked\r\n\r\n") + chunked))
     # Beyond FcgidMaxRequestLen mod_fcgid refuses the body itself with a bare
     # 500 (apache/weave.conf explains why LimitRequestBody cannot make it 413).
     body = _body_of(FCGID_MAX + 1)
     expect(acct, "PUT over FcgidMaxRequestLen", 500, APACHE,
-           lambda: raw_send(raw_head(acct, "PUT", b"storage/c/big",
+           lambda: weave.raw_request(raw_head(acct, "PUT", b"storage/c/big",
                                      b"Content-Length: %d\r\n\r\n" % len(body)) + body))
     # A declared length that is no number: Apache refuses it.
-    expect(acct, "Content-Length: abc", 400, APACHE, lambda: raw_send(
+    expect(acct, "Content-Length: abc", 400, APACHE, lambda: weave.raw_request(
         raw_head(acct, "PUT", b"storage/c/big", b"Content-Length: abc\r\n\r\n{}")))
     # Just under the limit with a payload over max_payload_bytes: 400 8.
     expect(acct, "payload 1 MiB", 400, 8, lambda: acct.call(
@@ -346,10 +320,10 @@ def test_dot_segments_are_refused():
                    lambda: acct.call(method, path, body, headers=hdrs))
     # Climbing out of the mount point: Apache normalises and refuses or
     # maps it elsewhere; never a write here.
-    expect(acct, "climb", 400, APACHE, lambda: raw_send(
+    expect(acct, "climb", 400, APACHE, lambda: weave.raw_request(
         b"GET /../../weave/1.0/" + acct.user.encode() + b"/info/collections HTTP/1.1\r\n"
         b"Host: x\r\nConnection: close\r\n\r\n"))
-    expect(acct, "dot segment after the mount point", 400, 0, lambda: raw_send(
+    expect(acct, "dot segment after the mount point", 400, 0, lambda: weave.raw_request(
         b"GET " + weave.BASE_PATH.encode() + b"../weave/1.0/" + acct.user.encode()
         + b"/info/collections HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
         + b"Authorization: " + basic_auth(acct.user, acct.password).encode() + b"\r\n\r\n"))

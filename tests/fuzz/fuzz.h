@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "request.h"
 #include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -52,6 +53,21 @@ static inline void fuzz_split(const uint8_t *data, size_t size, char **first,
 	size_t n = nl ? (size_t)(nl - data) : size;
 	*first = xstrndup((const char *)data, n);
 	*second = nl ? xstrndup((const char *)nl + 1, size - n - 1) : xstrdup("");
+}
+
+/*
+ * A fresh request whose body is the input, every byte of it (NULs
+ * included), NUL-terminated as read_body() leaves it; request_free()
+ * frees it.
+ */
+static inline void fuzz_request_with_body(struct request *req, const uint8_t *data,
+					  size_t size)
+{
+	request_init(req, 1, NULL);
+	req->body = xmalloc(size + 1);
+	memcpy(req->body, data, size);
+	req->body[size] = '\0';
+	req->body_len = size;
 }
 
 #endif

@@ -14,12 +14,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct request req;
 	struct buf page;
 
-	request_init(&req, 1, NULL);
+	fuzz_request_with_body(&req, data, size);
 	req.method = METHOD_POST;
-	req.body = xmalloc(size + 1);
-	memcpy(req.body, data, size);
-	req.body[size] = '\0';
-	req.body_len = size;
 	buf_init(&page, 1024 * 1024);
 
 	enum request_parse_status st = request_parse_form(&req);

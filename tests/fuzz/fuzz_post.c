@@ -63,12 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct response resp;
 	size_t text_len;
 
-	request_init(&req, 1, NULL);
+	fuzz_request_with_body(&req, data, size);
 	response_init(&resp);
-	req.body = xmalloc(size + 1);
-	memcpy(req.body, data, size);
-	req.body[size] = '\0';
-	req.body_len = size;
 
 	/* Text bodies (password, e-mail): always UTF-8 after the fallback. */
 	char *text = body_text(&req, &text_len);

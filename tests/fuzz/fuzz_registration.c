@@ -43,12 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		data++;
 		size--;
 	}
-	request_init(&req, 1, NULL);
+	fuzz_request_with_body(&req, data, size);
 	response_init(&resp);
-	req.body = xmalloc(size + 1);
-	memcpy(req.body, data, size);
-	req.body[size] = '\0';
-	req.body_len = size;
 
 	struct json_object *obj = body_parse_json(&req, &resp);
 	if (obj == NULL || !json_object_is_type(obj, json_type_object))
