@@ -10,6 +10,7 @@
 #include <openssl/crypto.h>
 
 #include "buf.h"
+#include "db_hosts.h"
 #include "util.h"
 
 /*
@@ -18,7 +19,8 @@
  * same way but used exactly as written: a '/' added there names another
  * resource, which a remote server may not have.
  */
-enum key_type { KEY_STRING, KEY_INT, KEY_BOOL, KEY_LOG_LEVEL, KEY_URL, KEY_ENDPOINT };
+enum key_type { KEY_STRING, KEY_INT, KEY_BOOL, KEY_LOG_LEVEL, KEY_URL, KEY_ENDPOINT,
+		KEY_HOSTS };
 
 struct config_key {
 	const char *name;
@@ -33,7 +35,7 @@ struct config_key {
 
 /* The whole file format on one screen; defaults are in config_defaults(). */
 static const struct config_key config_keys[] = {
-	KEY(db_host, KEY_STRING, 0, 0),
+	KEY(db_host, KEY_HOSTS, 0, 0),
 	KEY(db_port, KEY_INT, 1, 65535),
 	KEY(db_socket, KEY_STRING, 0, 0),
 	KEY(db_name, KEY_STRING, 0, 0),
@@ -175,7 +177,14 @@ static int set_value(struct config *cfg, const struct config_key *key,
 	char *field = (char *)cfg + key->offset;
 
 	switch (key->type) {
+	case KEY_HOSTS:
 	case KEY_STRING: {
+		/* A host list is checked here and kept as text: db.c parses
+		 * it again, with db_port, which may come later in the file. */
+		struct db_hosts hosts;
+		if (key->type == KEY_HOSTS && value[0] != '\0' &&
+		    db_hosts_parse(value, 3306, &hosts, why) < 0)
+			return -1;
 		char **slot = (char **)(void *)field;
 		if (*slot != NULL) {
 			OPENSSL_cleanse(*slot, strlen(*slot));

@@ -10,6 +10,7 @@
 #include <mysqld_error.h>
 
 #include "config.h"
+#include "db_hosts.h"
 #include "log.h"
 #include "util.h"
 
@@ -124,46 +125,107 @@ static enum db_status classify(unsigned int err, const char *message,
 	return DB_ERROR;
 }
 
-enum db_status db_connect(void)
+/*
+ * On a Galera node, make this session's reads causal: each read first
+ * waits until the node has applied every write the cluster had committed
+ * when the read began, so a front-end on one node sees a write that
+ * another front-end saw acknowledged through another node. Any other
+ * server has no wsrep_on (or has it off) and is left as it is.
+ */
+static void make_reads_causal(void)
 {
-	if (conn != NULL)
-		return DB_OK;
-	if (db_cfg == NULL)
-		return DB_UNAVAILABLE;
-	conn = mysql_init(NULL);
-	if (conn == NULL) {
+	if (mysql_query(conn, "SELECT @@GLOBAL.wsrep_on") != 0)
+		return; /* no such variable: not a MariaDB/Galera build */
+	MYSQL_RES *res = mysql_store_result(conn);
+	MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+	bool galera = row != NULL && row[0] != NULL && strcmp(row[0], "1") == 0;
+	if (res != NULL)
+		mysql_free_result(res);
+	if (!galera)
+		return;
+	if (mysql_query(conn, "SET SESSION wsrep_sync_wait = 1") != 0)
+		log_warn("Galera node, but causal reads cannot be set: %s",
+			 mysql_error(conn));
+	else
+		log_debug("Galera node: causal reads (wsrep_sync_wait = 1)");
+}
+
+static MYSQL *open_connection(const char *host, unsigned int port)
+{
+	MYSQL *c = mysql_init(NULL);
+	if (c == NULL) {
 		log_error("mysql_init failed (out of memory)");
-		return DB_UNAVAILABLE;
+		return NULL;
 	}
 	unsigned int connect_timeout = (unsigned int)db_cfg->db_connect_timeout;
 	unsigned int io_timeout = 120;
 	my_bool no = 0;
-	mysql_options(conn, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout);
-	mysql_options(conn, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
-	mysql_options(conn, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
-	mysql_options(conn, MYSQL_OPT_RECONNECT, &no);
-	mysql_options(conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-	mysql_options(conn, MYSQL_INIT_COMMAND,
+	mysql_options(c, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout);
+	mysql_options(c, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
+	mysql_options(c, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
+	mysql_options(c, MYSQL_OPT_RECONNECT, &no);
+	mysql_options(c, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	mysql_options(c, MYSQL_INIT_COMMAND,
 		      "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
-	mysql_options(conn, MYSQL_INIT_COMMAND,
+	mysql_options(c, MYSQL_INIT_COMMAND,
 		      "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,"
 		      "NO_ENGINE_SUBSTITUTION,ERROR_FOR_DIVISION_BY_ZERO'");
-	if (mysql_real_connect(conn, db_cfg->db_socket ? NULL : db_cfg->db_host,
+	if (mysql_real_connect(c, db_cfg->db_socket || !*host ? NULL : host,
 			       db_cfg->db_user, db_cfg->db_password,
-			       db_cfg->db_name, (unsigned int)db_cfg->db_port,
-			       db_cfg->db_socket, CLIENT_FOUND_ROWS) == NULL) {
-		snprintf(last_error, sizeof last_error, "%s", mysql_error(conn));
-		log_warn("cannot connect to database %s at %s:%lld as %s: %s",
-			 db_cfg->db_name,
-			 db_cfg->db_socket ? db_cfg->db_socket : db_cfg->db_host,
-			 (long long)db_cfg->db_port, db_cfg->db_user,
-			 mysql_error(conn));
-		mysql_close(conn);
-		conn = NULL;
+			       db_cfg->db_name, port, db_cfg->db_socket,
+			       CLIENT_FOUND_ROWS) == NULL) {
+		snprintf(last_error, sizeof last_error, "%s", mysql_error(c));
+		log_warn("cannot connect to database %s at %s:%u as %s: %s",
+			 db_cfg->db_name, db_cfg->db_socket ? db_cfg->db_socket : host,
+			 port, db_cfg->db_user, mysql_error(c));
+		mysql_close(c);
+		return NULL;
+	}
+	return c;
+}
+
+/*
+ * Tries the db_host list (db_hosts.h) from the server this process last
+ * reached, so a lost node costs one failed attempt, not one per request;
+ * the others follow in the configured order, wrapping around.
+ */
+enum db_status db_connect(void)
+{
+	static size_t current;
+	if (conn != NULL)
+		return DB_OK;
+	if (db_cfg == NULL)
+		return DB_UNAVAILABLE;
+	struct db_hosts hosts;
+	const char *why = NULL;
+	if (db_cfg->db_socket != NULL || db_cfg->db_host[0] == '\0') {
+		/* One server: through the socket, or the client library's
+		 * default (localhost). */
+		memset(&hosts, 0, sizeof hosts);
+		hosts.count = 1;
+		hosts.host[0].port = (unsigned int)db_cfg->db_port;
+	} else if (db_hosts_parse(db_cfg->db_host, db_cfg->db_port, &hosts, &why) < 0) {
+		log_error("db_host: %s", why);
 		return DB_UNAVAILABLE;
 	}
-	log_debug("connected to database %s", db_cfg->db_name);
-	return DB_OK;
+	if (current >= hosts.count)
+		current = 0;
+	for (size_t tried = 0; tried < hosts.count; tried++) {
+		size_t i = (current + tried) % hosts.count;
+		conn = open_connection(hosts.host[i].name, hosts.host[i].port);
+		if (conn == NULL)
+			continue;
+		if (hosts.count > 1)
+			log_info("connected to database %s at %s:%u", db_cfg->db_name,
+				 hosts.host[i].name, hosts.host[i].port);
+		current = i;
+		make_reads_causal();
+		log_debug("connected to database %s", db_cfg->db_name);
+		return DB_OK;
+	}
+	/* Next time, begin with the server after the one tried first. */
+	current = (current + 1) % hosts.count;
+	return DB_UNAVAILABLE;
 }
 
 static enum db_status exec_text_once(const char *sql)

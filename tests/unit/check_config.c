@@ -143,16 +143,16 @@ START_TEST(test_layout)
 		"\r\n"
 		"   # indented comment = ignored\n"
 		"\t\tdb_name\t=\t  my db  \r\n"
-		"db_user=bare\n"
-		"db_host = host # not a comment\n"
+		"db_host=bare\n"
+		"db_user = user # not a comment\n"
 		"db_password =    a=b=c   \n"
 		"db_port   =   3310";
 	struct config cfg;
 	char err[ERRLEN];
 	ck_assert_msg(parse_text(&cfg, text, err) == 0, "%s", err);
 	ck_assert_str_eq(cfg.db_name, "my db");
-	ck_assert_str_eq(cfg.db_user, "bare");
-	ck_assert_str_eq(cfg.db_host, "host # not a comment");
+	ck_assert_str_eq(cfg.db_host, "bare");
+	ck_assert_str_eq(cfg.db_user, "user # not a comment");
 	ck_assert_str_eq(cfg.db_password, "a=b=c");
 	ck_assert_int_eq(cfg.db_port, 3310);
 	config_free(&cfg);

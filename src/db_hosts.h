@@ -1,0 +1,39 @@
+/*
+ * db_hosts.h - the list of database servers a process may use.
+ *
+ * db_host in weave.conf names one server or several, tried in order:
+ * "db1.example, db2.example:3307, [fd00::5]:3306". A host without a port
+ * gets db_port. Several hosts are for a replicated database (a Galera
+ * cluster, say) where every node accepts writes: the process stays on the
+ * server it reached until its connection is lost, then tries the next
+ * ones in turn (db.c).
+ */
+#ifndef WEAVE_DB_HOSTS_H
+#define WEAVE_DB_HOSTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DB_HOSTS_MAX 8
+#define DB_HOST_NAME_MAX 255
+
+struct db_host {
+	char name[DB_HOST_NAME_MAX + 1];
+	unsigned int port;
+};
+
+struct db_hosts {
+	struct db_host host[DB_HOSTS_MAX];
+	size_t count;
+};
+
+/*
+ * Parse text into *out, giving hosts without a port default_port.
+ * 0 on success; -1 with a reason in *why (a static string) for an empty
+ * list or entry, more than DB_HOSTS_MAX hosts, a name too long or with
+ * blanks, or a port that is not 1..65535.
+ */
+int db_hosts_parse(const char *text, int64_t default_port,
+		   struct db_hosts *out, const char **why);
+
+#endif
