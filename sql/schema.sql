@@ -10,9 +10,14 @@
 -- in case).
 
 CREATE TABLE IF NOT EXISTS weave_schema (
+  id INT UNSIGNED NOT NULL AUTO_INCREMENT,
   version INT NOT NULL,
-  installed BIGINT NOT NULL COMMENT 'seconds since the epoch'
+  installed BIGINT NOT NULL COMMENT 'seconds since the epoch',
+  PRIMARY KEY (id)
 ) ENGINE=InnoDB;
+-- Galera replicates only tables with a primary key well: schema version 4
+-- gives the two tables that had none one.
+ALTER TABLE weave_schema ADD COLUMN IF NOT EXISTS id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY FIRST;
 
 CREATE TABLE IF NOT EXISTS users (
   id INT UNSIGNED NOT NULL AUTO_INCREMENT,
@@ -51,11 +56,14 @@ CREATE TABLE IF NOT EXISTS reset_codes (
 
 -- Successful registrations per client address, for the rate limit.
 CREATE TABLE IF NOT EXISTS registration_log (
+  id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
   address VARBINARY(64) NOT NULL,
   created BIGINT NOT NULL COMMENT 'seconds since the epoch',
+  PRIMARY KEY (id),
   KEY by_address (address, created),
   KEY by_created (created)
 ) ENGINE=InnoDB;
+ALTER TABLE registration_log ADD COLUMN IF NOT EXISTS id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY FIRST;
 
 -- Failed logins and password-reset requests per account name and per
 -- client address (throttle.c): every process sees the same counters.
@@ -106,3 +114,20 @@ CREATE TABLE IF NOT EXISTS nodes (
   created BIGINT NOT NULL DEFAULT 0 COMMENT 'seconds since the epoch',
   PRIMARY KEY (url)
 ) ENGINE=InnoDB;
+
+-- Every account that a statement changed (a write's last_write, password,
+-- status, e-mail, quota, alert, node, a new or deleted account), whoever
+-- ran it, logged by the triggers below in the same transaction. Each web
+-- server reads the last seconds of it about once a second so that its
+-- processes drop what they keep of those accounts (src/change_log.h);
+-- rows older than ten minutes are deleted by the same readers.
+CREATE TABLE IF NOT EXISTS account_changes (
+  seq BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  user_id INT UNSIGNED NOT NULL,
+  changed BIGINT NOT NULL COMMENT 'centiseconds, the database clock',
+  PRIMARY KEY (seq),
+  KEY by_changed (changed)
+) ENGINE=InnoDB;
+CREATE TRIGGER IF NOT EXISTS users_logged_insert AFTER INSERT ON users FOR EACH ROW INSERT INTO account_changes (user_id, changed) VALUES (NEW.id, CAST(ROUND(UNIX_TIMESTAMP(NOW(6)) * 100) AS SIGNED));
+CREATE TRIGGER IF NOT EXISTS users_logged_update AFTER UPDATE ON users FOR EACH ROW INSERT INTO account_changes (user_id, changed) VALUES (NEW.id, CAST(ROUND(UNIX_TIMESTAMP(NOW(6)) * 100) AS SIGNED));
+CREATE TRIGGER IF NOT EXISTS users_logged_delete AFTER DELETE ON users FOR EACH ROW INSERT INTO account_changes (user_id, changed) VALUES (OLD.id, CAST(ROUND(UNIX_TIMESTAMP(NOW(6)) * 100) AS SIGNED));

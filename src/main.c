@@ -11,12 +11,14 @@
 #include "account_cache.h"
 #include "auth.h"
 #include "change_board.h"
+#include "change_log.h"
 #include "config.h"
 #include "db.h"
 #include "log.h"
 #include "request.h"
 #include "response.h"
 #include "route.h"
+#include "util.h"
 
 extern char **environ;
 
@@ -69,6 +71,7 @@ static void serve_one(unsigned long id, char **env, request_read_fn reader,
 	log_set_request(id, NULL);
 
 	if (config_ok) {
+		change_log_catch_up(now_centiseconds());
 		route_dispatch(&req, &resp);
 	} else {
 		log_error("not serving: %s", config_error);
@@ -101,6 +104,11 @@ static void open_account_cache(const struct config *c)
 		snprintf(err, sizeof err, "account_cache_file is too long");
 	} else if (change_board_open(path, true, err, sizeof err) == 0) {
 		account_cache_init(c->account_cache_seconds);
+		/* Changes made through other hosts: only kept rows need them. */
+		if (keeps && change_log_open(path, c->account_cache_seconds, err,
+					     sizeof err) < 0)
+			log_warn("changes made through other hosts will reach this "
+				 "one within account_cache_seconds only: %s", err);
 		return;
 	}
 	if (keeps)

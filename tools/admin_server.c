@@ -13,8 +13,9 @@
 #include "settings.h"
 #include "util.h"
 
-/* 1: the first schema; 2: adds the nodes table. */
-#define SCHEMA_VERSION 3
+/* 1: the first schema; 2: adds the nodes table; 4: account_changes and
+ * its triggers, a primary key on every table (Galera). */
+#define SCHEMA_VERSION 4
 
 extern const char weave_schema_sql[];
 
@@ -71,6 +72,14 @@ int cmd_db_init(const struct args *a)
 			    "weave-admin understands (%d): upgrade weave-server",
 			    version, SCHEMA_VERSION);
 	st = schema_statements(exec_statement, NULL);
+	if (st != DB_OK && strstr(db_last_error(), "log_bin_trust_function_creators"))
+		return fail(EXIT_DATABASE,
+			    "the database keeps a binary log (replication or Galera), so "
+			    "only an account with the SUPER privilege may create the "
+			    "schema's triggers: set log_bin_trust_function_creators = 1 "
+			    "in the server's [mariadb] section (or SET GLOBAL it), or run "
+			    "this command once with such an account "
+			    "(weave-admin --config FILE naming it)");
 	if (st != DB_OK)
 		return db_fail(st, "installing the schema");
 	if (version == SCHEMA_VERSION) {

@@ -244,8 +244,9 @@ stack_write_config() {
 	(($#)) && shift
 	local tmp board
 	board=$(dirname "$(realpath -m "$file")")/account-cache
-	rm -f "$board"
+	rm -f "$board" "$board.changes"
 	install -o "$STACK_WWW_USER" -g "$STACK_WWW_USER" -m 0600 /dev/null "$board"
+	install -o "$STACK_WWW_USER" -g "$STACK_WWW_USER" -m 0600 /dev/null "$board.changes"
 	tmp=$(mktemp "$file.XXXXXX")
 	{
 		echo "# weave-server configuration, written by tools/stack.sh"
