@@ -592,6 +592,28 @@ static int choose_route(struct request *req, struct response *resp,
 	return 0;
 }
 
+/*
+ * The timestamp of an authenticated request, from the account's own
+ * clock: the newest write it has (last_write), or its creation.
+ *
+ * A read answers exactly that: everything it can show is stamped at or
+ * below it, and every write it cannot show yet (in flight here, on
+ * another web server, or on another database node) is stamped above it,
+ * because a write is stamped above the last_write it found under its row
+ * lock. So X-Weave-Timestamp is a safe newer= for the client whatever the
+ * web servers' clocks say. A write takes this host's clock when that is
+ * ahead, so records carry real times; docs/protocol.md, Timestamps.
+ */
+static int64_t account_stamp(const struct user *user, int64_t now, bool writes)
+{
+	int64_t floor = user->created * 100;
+	if (user->last_write > floor)
+		floor = user->last_write;
+	if (!writes)
+		return floor;
+	return (now > floor ? now : floor) + 1;
+}
+
 static int run_handler(struct request *req, struct response *resp,
 		       const struct route *r)
 {
@@ -624,16 +646,8 @@ static int run_handler(struct request *req, struct response *resp,
 				status = 401;
 				goto finish;
 			}
-			if (r->flags & WRITES) {
-				int64_t base = req->started > user.last_write
-						       ? req->started
-						       : user.last_write;
-				req->timestamp = base + 1;
-			} else {
-				req->timestamp = req->started > user.last_write
-							 ? req->started
-							 : user.last_write;
-			}
+			req->timestamp = account_stamp(&user, req->started,
+						       (r->flags & WRITES) != 0);
 		} else {
 			req->started = now_centiseconds();
 			req->timestamp = req->started;
