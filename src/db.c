@@ -97,6 +97,9 @@ static bool is_connection_error(unsigned int err)
 	case ER_SERVER_SHUTDOWN:
 	case ER_CONNECTION_KILLED:
 	case 4031: /* ER_CLIENT_INTERACTION_TIMEOUT */
+	/* A Galera node outside the primary component ("WSREP has not yet
+	 * prepared node for application use"): another node may serve. */
+	case ER_UNKNOWN_COM_ERROR:
 		return true;
 	default:
 		return false;
@@ -407,8 +410,15 @@ static enum db_status fetch_rows(MYSQL_STMT *stmt, MYSQL_RES *meta,
 		if (rc == MYSQL_NO_DATA)
 			break;
 		if (rc == 1) {
-			st = classify(mysql_stmt_errno(stmt), mysql_stmt_error(stmt),
-				      "fetch");
+			/* A connection lost while rows arrive is reported on the
+			 * connection, not the statement. */
+			unsigned int err = mysql_stmt_errno(stmt);
+			const char *message = mysql_stmt_error(stmt);
+			if (err == 0) {
+				err = mysql_errno(conn) ? mysql_errno(conn) : CR_SERVER_LOST;
+				message = mysql_error(conn);
+			}
+			st = classify(err, message, "fetch");
 			goto done;
 		}
 		if (stopped)

@@ -87,6 +87,7 @@ struct request {
 	bool name_had_failures; /* set by the throttle check of the login */
 	char succeeded_name[64];
 	bool admin_secret_ok; /* X-Weave-Secret matched; checked once by the gate */
+	bool db_tried_again; /* ran again once after losing its database server */
 };
 
 /* Zero the request and remember the environment. */

@@ -271,9 +271,14 @@ static const char *dummy_hash(int cost)
 int handler_db_failure(struct request *req, struct response *resp,
 		       enum db_status st)
 {
-	(void)req;
 	if (st == DB_RETRY)
 		return HANDLER_RETRY;
+	/* The server went away before anything was committed: run the
+	 * request once more, on the next server of db_host. */
+	if (st == DB_UNAVAILABLE && !req->db_tried_again) {
+		req->db_tried_again = true;
+		return HANDLER_RETRY;
+	}
 	/* Every storage failure is "try again later" for a sync client. */
 	resp_error(resp, 503, WEAVE_ERR_NONE);
 	return 503;
@@ -667,15 +672,22 @@ static int run_handler(struct request *req, struct response *resp,
 			goto retry;
 		if (db_in_transaction()) {
 			enum db_status st = DB_OK;
+			bool committing = false;
 			if (status < 400 && (r->flags & WRITES) && req->user != NULL)
 				st = db_user_set_last_write(req->user->id,
 							    req->timestamp);
-			if (status < 400 && st == DB_OK)
+			if (status < 400 && st == DB_OK) {
+				committing = true;
 				st = db_commit();
-			else
+			} else {
 				db_rollback();
+			}
 			if (st == DB_RETRY)
 				goto retry;
+			/* Lost during COMMIT: it may have committed, so never run
+			 * the request again. */
+			if (st == DB_UNAVAILABLE && committing)
+				req->db_tried_again = true;
 			if (st != DB_OK) {
 				db_rollback();
 				status = handler_db_failure(req, resp, st);
@@ -692,8 +704,8 @@ retry:
 		db_rollback();
 		req->user = NULL;
 		user_free(&user);
-		log_info("deadlock; running the request again (attempt %d)",
-			 attempt + 2);
+		log_info("deadlock or lost database server; running the request "
+			 "again (attempt %d)", attempt + 2);
 	}
 	resp_error(resp, 503, WEAVE_ERR_NONE);
 	return 503;

@@ -228,7 +228,7 @@ def test_delete_and_recreate_reaches_the_other_front_end():
 
 # ---------------------------------------------------------------- faults
 
-def writer(front, name, pw, prefix, acked, stop, errors):
+def writer(front, name, pw, prefix, acked, stop, errors, unavailable):
     i = 0
     while not stop.is_set():
         rid = f"{prefix}{i}"
@@ -241,6 +241,7 @@ def writer(front, name, pw, prefix, acked, stop, errors):
         if r.status == 200:
             acked.append(rid)
         elif r.status == 503:
+            unavailable.append(front)
             if not r.headers.get("Retry-After"):
                 errors.append(f"{front}: 503 without Retry-After")
             time.sleep(0.1)
@@ -251,8 +252,9 @@ def writer(front, name, pw, prefix, acked, stop, errors):
 
 def kill_with_writes_in_flight(node):
     name, pw = weave.new_user(f"kill{node}")
-    acked, errors, stop = [], [], threading.Event()
-    threads = [threading.Thread(target=writer, args=(f, name, pw, f"{f}n{node}w", acked, stop, errors))
+    acked, errors, unavailable, stop = [], [], [], threading.Event()
+    threads = [threading.Thread(target=writer, args=(f, name, pw, f"{f}n{node}w", acked, stop,
+                                                     errors, unavailable))
                for f in "AB" for _ in range(2)]
     for t in threads:
         t.start()
@@ -283,7 +285,8 @@ def kill_with_writes_in_flight(node):
     count = int(node_sql(node, "SELECT COUNT(*) FROM wbo w JOIN users u ON u.id = w.user_id "
                                f"WHERE u.username = '{name}' AND w.collection = 'bookmarks'"))
     assert count >= len(set(acked)), (count, len(set(acked)))
-    print(f"    node {node}: {len(set(acked))} acknowledged writes, none lost")
+    print(f"    node {node}: {len(set(acked))} acknowledged writes, none lost; "
+          f"{len(unavailable)} answered 503 with Retry-After")
 
 
 def test_kill_minus_9_of_a_node_loses_no_acknowledged_write():
