@@ -202,7 +202,7 @@ def test_if_unmodified_since_and_delete_storage():
     r = call("PUT", "storage/c/b", {"payload": "y"}, headers={"X-If-Unmodified-Since": t})
     assert r.status == 200, r
     r = call("DELETE", "storage")
-    assert r.status == 412 and r.body == b"4"
+    assert r.status == 400 and r.body == b"4"
     r = call("DELETE", "storage", headers={"X-Confirm-Delete": "1"})
     assert r.status == 200
     assert call("GET", "info/collections").json() == {}
