@@ -24,11 +24,12 @@ struct json_object *body_parse_json(const struct request *req,
 {
 	const char *text = req->body ? req->body : "";
 	size_t len = req->body ? req->body_len : 0;
-	char *converted = NULL;
-	/* Parse in place; copy only the rare body that needs Latin-1 conversion. */
+	/* JSON text is UTF-8 (RFC 8259), and both Mozilla servers refused
+	 * anything else; reading it as Latin-1 would store bytes the client
+	 * never wrote. */
 	if (!validate_utf8(text, len)) {
-		converted = body_text(req, &len);
-		text = converted;
+		resp_error(resp, 400, WEAVE_ERR_JSON);
+		return NULL;
 	}
 	struct json_tokener *tok = json_tokener_new_ex(64);
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
@@ -46,7 +47,6 @@ struct json_object *body_parse_json(const struct request *req,
 	       (text[used] == ' ' || text[used] == '\n' || text[used] == '\r' ||
 		text[used] == '\t'))
 		used++;
-	free(converted);
 	if (obj == NULL || !complete || used != len) {
 		json_object_put(obj);
 		resp_error(resp, 400, WEAVE_ERR_JSON);

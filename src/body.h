@@ -1,7 +1,8 @@
 /*
  * body.h - request bodies as JSON or as text, whatever their
- * Content-Type (the 1.0 client sends text/plain). Bodies that are not
- * valid UTF-8 are taken as Latin-1 (the 1.0 client writes 8-bit strings).
+ * Content-Type (the 1.0 client sends text/plain). A text body that is
+ * not valid UTF-8 is taken as Latin-1 (the 1.0 client writes a password
+ * as 8-bit bytes); a JSON body must be UTF-8.
  */
 #ifndef WEAVE_BODY_H
 #define WEAVE_BODY_H
@@ -14,8 +15,8 @@
 struct json_object;
 
 /*
- * The whole body as one JSON value (strict JSON, nesting depth 64, only
- * blanks after it). On failure answers 400 6 and returns NULL. The
+ * The whole body as one JSON value (UTF-8, strict JSON, nesting depth
+ * 64, only blanks after it). On failure answers 400 6 and returns NULL. The
  * caller releases the value with json_object_put().
  */
 struct json_object *body_parse_json(const struct request *req,

@@ -51,6 +51,7 @@ static const struct config_key config_keys[] = {
 	KEY(max_payload_bytes, KEY_INT, 1024, 16 * 1024 * 1024),
 	KEY(max_request_bytes, KEY_INT, 4096, 64 * 1024 * 1024),
 	KEY(max_post_records, KEY_INT, 1, 10000),
+	KEY(max_post_bytes, KEY_INT, 1024, 64 * 1024 * 1024),
 	KEY(max_ids, KEY_INT, 1, 10000),
 	KEY(auth_cache_seconds, KEY_INT, 0, 86400),
 	KEY(password_cost, KEY_INT, 10, 20),
@@ -99,6 +100,7 @@ void config_defaults(struct config *cfg)
 	cfg->max_payload_bytes = 262144;
 	cfg->max_request_bytes = 2097152;
 	cfg->max_post_records = 100;
+	cfg->max_post_bytes = 1048576;
 	cfg->max_ids = 1000;
 	cfg->auth_cache_seconds = 300;
 	cfg->password_cost = 15;

@@ -43,6 +43,7 @@ struct config {
 	int64_t max_payload_bytes;
 	int64_t max_request_bytes;
 	int64_t max_post_records;
+	int64_t max_post_bytes;
 	int64_t max_ids;
 
 	int64_t auth_cache_seconds;

@@ -380,8 +380,9 @@ static void add_insert(struct sql *s, unsigned shape, const struct wbo *items,
 		       size_t n, int64_t user_id, const char *collection,
 		       int64_t stamp)
 {
-	bool bump = (shape & (WBO_FIELD_PAYLOAD | WBO_FIELD_PARENTID |
-			      WBO_FIELD_PREDECESSORID)) != 0;
+	/* Only content moves modified: predecessorid, sortindex and ttl
+	 * order or expire a record (PHP weave_storage.php update_object). */
+	bool bump = (shape & (WBO_FIELD_PAYLOAD | WBO_FIELD_PARENTID)) != 0;
 	sql_add(s, "INSERT INTO wbo (user_id, collection, id, modified");
 	if (shape & WBO_FIELD_PARENTID)
 		sql_add(s, ", parentid");

@@ -25,10 +25,10 @@ static enum query_error parse_ids(const struct query_param *p, size_t max_ids,
 	while (s <= end) {
 		const char *comma = memchr(s, ',', (size_t)(end - s));
 		size_t len = comma ? (size_t)(comma - s) : (size_t)(end - s);
-		/* Tolerate an empty list or a trailing comma; reject bad ids. */
-		if (len > 0) {
-			if (!validate_wbo_id(s, len))
-				return QUERY_BAD_ID;
+		/* Tolerate an empty list or a trailing comma. An id no record
+		 * can have (too long, a bad byte) matches nothing, as an
+		 * unknown one does: both Mozilla servers answered 200. */
+		if (len > 0 && validate_wbo_id(s, len)) {
 			q->ids[q->nids] = s;
 			q->id_lens[q->nids] = len;
 			q->nids++;
@@ -43,6 +43,17 @@ static enum query_error parse_ids(const struct query_param *p, size_t max_ids,
 static bool parse_index(const char *v, int64_t *out)
 {
 	return parse_int64(v, -2000000000, 2000000000, out) == 0;
+}
+
+/* limit and offset: an integer; a negative one means none, as on both
+ * Mozilla servers (server-storage: "int(limit) > 0"). */
+static bool parse_count(const char *v, int64_t *out)
+{
+	if (parse_int64(v, INT64_MIN, INT32_MAX, out) < 0)
+		return false;
+	if (*out < 0)
+		*out = 0;
+	return true;
 }
 
 enum query_error query_parse(const struct request *req, size_t max_ids,
@@ -101,12 +112,12 @@ enum query_error query_parse(const struct request *req, size_t max_ids,
 		q->full = strcmp(p->value, "0") != 0; /* full=0 means off, as in PHP */
 	if ((p = request_param(req, "limit")) != NULL) {
 		*bad = "limit";
-		if (parse_int64(p->value, 0, INT32_MAX, &q->limit) < 0)
+		if (!parse_count(p->value, &q->limit))
 			return QUERY_BAD_VALUE;
 	}
 	if ((p = request_param(req, "offset")) != NULL) {
 		*bad = "offset";
-		if (parse_int64(p->value, 0, INT32_MAX, &q->offset) < 0)
+		if (!parse_count(p->value, &q->offset))
 			return QUERY_BAD_VALUE;
 	}
 	if ((p = request_param(req, "sort")) != NULL) {

@@ -40,7 +40,8 @@ struct wbo_query {
 
 enum query_error {
 	QUERY_OK,
-	QUERY_BAD_ID,     /* ids, parentid or predecessorid: 400 8 */
+	QUERY_BAD_ID,     /* parentid or predecessorid: 400 8 (in ids= a bad
+			   * id is no error: it matches nothing) */
 	QUERY_TOO_MANY_IDS, /* over max_ids: 400 17 */
 	QUERY_BAD_VALUE,  /* a number or sort that does not parse: 400 1 */
 	QUERY_ERROR__MAX

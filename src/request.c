@@ -261,6 +261,12 @@ enum request_parse_status request_parse_uri(struct request *req,
 	}
 	if (path_len > 0 && path[0] != '/')
 		return REQUEST_NOT_FOUND;
+	/* "/weave//1.0/u/...": what a client builds from a server URL typed
+	 * with a trailing slash. Served as the single-slash path. */
+	while (path_len > 1 && path[1] == '/') {
+		path++;
+		path_len--;
+	}
 	/* PATH_INFO (plain CGI) arrives decoded already: never decode twice. */
 	enum request_parse_status st =
 		split_path(req, path, path_len, request_uri != NULL);

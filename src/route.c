@@ -165,6 +165,46 @@ static bool path_known(const struct request *req)
 	return false;
 }
 
+/* The methods of the rows, catch-alls aside, whose pattern fits the path. */
+static unsigned methods_for_path(const struct request *req)
+{
+	struct match m;
+	unsigned methods = 0;
+	for (size_t i = 0; i < NROUTES; i++)
+		if (routes[i].method != ANY &&
+		    match_pattern(routes[i].pattern, req, &m))
+			methods |= 1u << routes[i].method;
+	return methods;
+}
+
+/*
+ * Sync 1.1 clients were written against server-core's routing, which
+ * answers a method a resource lacks with 405 and an Allow header;
+ * 1.0 and 1 keep the PHP server's 400 1. Returns -1 with the 405
+ * answered, else 0.
+ */
+static int check_method_1_1(const struct request *req, struct response *resp)
+{
+	static const char *const names[METHOD__MAX] = {
+		[METHOD_GET] = "GET", [METHOD_PUT] = "PUT",
+		[METHOD_POST] = "POST", [METHOD_DELETE] = "DELETE",
+	};
+	if (req->nsegments == 0 || strcmp(req->segments[0], "1.1") != 0)
+		return 0;
+	unsigned methods = methods_for_path(req);
+	if (methods == 0 || (methods & (1u << req->method)) != 0)
+		return 0;
+	char allow[64] = "";
+	size_t used = 0;
+	for (int i = 0; i < METHOD__MAX; i++)
+		if ((methods & (1u << i)) && names[i] != NULL)
+			used += (size_t)snprintf(allow + used, sizeof allow - used,
+						 "%s%s", used ? ", " : "", names[i]);
+	resp_error(resp, 405, WEAVE_ERR_NONE);
+	resp_header(resp, "Allow", "%s", allow);
+	return -1;
+}
+
 /* Validate and store the captured path fields; answers 400 on a bad one. */
 static int take_path_fields(struct request *req, struct response *resp,
 			    const struct match *m)
@@ -578,11 +618,16 @@ done:
 	return outcome;
 }
 
-/* Path, method and route: 0 with *out set, or -1 with the error answered. */
+/*
+ * Path, method and route: 0 with *out set, or -1 with the error answered
+ * (404 unknown path, 400 1 or under /1.1/ 405 a method the path lacks).
+ */
 static int choose_route(struct request *req, struct response *resp,
 			const struct route **out)
 {
 	struct match m;
+	if (check_method_1_1(req, resp) < 0)
+		return -1;
 	const struct route *r = find_route(req, &m);
 	if (r == NULL) {
 		if (path_known(req))

@@ -274,8 +274,8 @@ static int query_failure(struct response *resp, enum query_error e, const char *
 
 /*
  * GET storage/<coll>: 200 with ids or (full) records as a JSON array,
- * newlines or whoisi, X-Weave-Records; 400 8 bad id, 400 17 too many
- * ids, 400 1 bad number or sort; 503.
+ * newlines or whoisi, X-Weave-Records; 400 8 bad parentid or
+ * predecessorid, 400 17 too many ids, 400 1 bad number or sort; 503.
  */
 int storage_get_collection(struct request *req, struct response *resp)
 {
@@ -345,17 +345,14 @@ int storage_get_record(struct request *req, struct response *resp)
 }
 
 /*
- * PUT storage/<coll>/<id>: 200 with the timestamp; 400 6 not JSON;
- * 400 8 invalid record or body id differs from the URL id; 400 14 over
- * quota; 412 4 modified since X-If-Unmodified-Since; 503.
+ * Write one record parsed from obj (its id is url_id, or the body's when
+ * url_id is NULL), then answer with the timestamp. Releases obj.
  */
-int storage_put_record(struct request *req, struct response *resp)
+static int put_one_record(struct request *req, struct response *resp,
+			  struct json_object *obj, const char *url_id)
 {
 	struct wbo w;
-	struct json_object *obj = body_parse_json(req, resp);
-	if (obj == NULL)
-		return 400;
-	enum wbo_error e = wbo_parse(obj, req->record_id,
+	enum wbo_error e = wbo_parse(obj, url_id,
 				     (size_t)req->cfg->max_payload_bytes, &w);
 	if (e != WBO_OK) {
 		log_info("PUT rejected: %s", wbo_error_text(e));
@@ -376,12 +373,29 @@ int storage_put_record(struct request *req, struct response *resp)
 }
 
 /*
- * POST storage/<coll> (and PUT storage/<coll>): a JSON array of records
- * (a single object is taken as a one-record array). Each record is
- * validated on its own; the valid ones are written in this request's
- * transaction with one timestamp. 200 {"modified","success","failed"};
- * 400 6 not JSON; 400 8 neither array nor object; 413 17 more records
- * than max_post_records; 400 14 over quota; 412 4; 503 (nothing written).
+ * PUT storage/<coll>/<id>: 200 with the timestamp; 400 6 not JSON;
+ * 400 8 invalid record or body id differs from the URL id; 400 14 over
+ * quota; 412 4 modified since X-If-Unmodified-Since; 503.
+ */
+int storage_put_record(struct request *req, struct response *resp)
+{
+	struct json_object *obj = body_parse_json(req, resp);
+	if (obj == NULL)
+		return 400;
+	return put_one_record(req, resp, obj, req->record_id);
+}
+
+/*
+ * POST storage/<coll> (and PUT storage/<coll>). A JSON object is one
+ * record, its id taken from the body, written and answered exactly as a
+ * PUT of storage/<coll>/<id> (both Mozilla servers did so). A JSON array
+ * is a batch: each record is validated on its own, and the valid ones
+ * up to max_post_records and max_post_bytes are written in this
+ * request's transaction with one timestamp; the others are listed in
+ * "failed" with their reason ("retry wbo" / "retry bytes" past a
+ * limit). 200 {"modified","success","failed"}; 400 6 not JSON; 400 8
+ * neither array nor object; 400 14 over quota; 412 4; 503 (nothing
+ * written).
  */
 int storage_post_collection(struct request *req, struct response *resp)
 {
@@ -389,22 +403,21 @@ int storage_post_collection(struct request *req, struct response *resp)
 	struct json_object *body = body_parse_json(req, resp);
 	if (body == NULL)
 		return 400;
+	if (json_object_is_type(body, json_type_object))
+		return put_one_record(req, resp, body, NULL);
 	enum wbo_batch_status bs =
 		wbo_batch_parse(body, (size_t)req->cfg->max_post_records,
+				(size_t)req->cfg->max_post_bytes,
 				(size_t)req->cfg->max_payload_bytes, &batch);
 	if (bs != WBO_BATCH_OK) {
-		if (bs == WBO_BATCH_TOO_MANY)
-			log_info("POST of %zu records is over max_post_records (%lld)",
-				 batch.count, (long long)req->cfg->max_post_records);
 		wbo_batch_free(&batch);
 		json_object_put(body);
-		if (bs == WBO_BATCH_TOO_MANY) {
-			resp_error(resp, 413, WEAVE_ERR_SIZE_LIMIT);
-			return 413;
-		}
 		resp_error(resp, 400, WEAVE_ERR_INVALID_WBO);
 		return 400;
 	}
+	if (batch.nvalid < batch.count)
+		log_info("POST of %zu records: %zu to store, see its failed list",
+			 batch.count, batch.nvalid);
 
 	int status = check_unmodified(req, resp, req->collection);
 	if (status == 0 && batch.nvalid > 0) {
@@ -477,13 +490,15 @@ int storage_delete_record(struct request *req, struct response *resp)
 
 /*
  * DELETE storage: every record of the user. Needs X-Confirm-Delete
- * (any value), else 412 4. 200 with the timestamp; 412 4; 503.
+ * (any value), else 400 4 as server-storage answered (the PHP server
+ * said 412 4; clients always send the header). 200 with the timestamp;
+ * 400 4; 412 4 X-If-Unmodified-Since; 503.
  */
 int storage_delete_all(struct request *req, struct response *resp)
 {
 	if (request_header(req, "X-Confirm-Delete") == NULL) {
-		resp_error(resp, 412, WEAVE_ERR_OVERWRITE);
-		return 412;
+		resp_error(resp, 400, WEAVE_ERR_OVERWRITE);
+		return 400;
 	}
 	int status = check_unmodified(req, resp, NULL);
 	if (status != 0)

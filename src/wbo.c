@@ -37,9 +37,19 @@ static struct json_object *member(struct json_object *obj, const char *key)
 	return v;
 }
 
-/* An id-like string field: 1..64 bytes, the id alphabet. */
-static bool read_id_field(struct json_object *v, const char **s, size_t *len)
+/*
+ * An id-like field: a string of 1..64 bytes of the id alphabet. A JSON
+ * integer is taken as its decimal text ({"id": 12} is record "12"), as
+ * both Mozilla servers did; obj then holds that text in place of the
+ * number, so *s points into obj like any other string.
+ */
+static bool read_id_field(struct json_object *obj, const char *key,
+			  struct json_object *v, const char **s, size_t *len)
 {
+	if (json_object_is_type(v, json_type_int)) {
+		v = json_object_new_string(json_object_get_string(v));
+		json_object_object_add(obj, key, v); /* releases the number */
+	}
 	if (!json_object_is_type(v, json_type_string))
 		return false;
 	*s = json_object_get_string(v);
@@ -47,7 +57,30 @@ static bool read_id_field(struct json_object *v, const char **s, size_t *len)
 	return validate_wbo_id(*s, *len);
 }
 
-/* Integers, integral doubles and decimal strings are accepted (as PY did). */
+/*
+ * A decimal string: "5" is 5, and "5.5" or "-2.9" are cut to 5 and -2,
+ * as server-storage's int(float(value)) did. No exponent, no spaces.
+ */
+static bool read_decimal_text(const char *s, size_t len, int64_t *out)
+{
+	const char *dot = memchr(s, '.', len);
+	char whole[24];
+	if (strlen(s) != len)
+		return false; /* an embedded NUL */
+	if (dot == NULL)
+		return parse_int64(s, INT64_MIN, INT64_MAX, out) == 0;
+	size_t n = (size_t)(dot - s);
+	if (n == 0 || n >= sizeof whole)
+		return false;
+	for (const char *p = dot + 1; p < s + len; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	memcpy(whole, s, n);
+	whole[n] = '\0';
+	return parse_int64(whole, INT64_MIN, INT64_MAX, out) == 0;
+}
+
+/* Integers, doubles and decimal strings, cut to an integer (as PY did). */
 static bool read_integer(struct json_object *v, int64_t *out)
 {
 	switch (json_object_get_type(v)) {
@@ -63,8 +96,8 @@ static bool read_integer(struct json_object *v, int64_t *out)
 		return true;
 	}
 	case json_type_string:
-		return parse_int64(json_object_get_string(v), INT64_MIN, INT64_MAX,
-				   out) == 0;
+		return read_decimal_text(json_object_get_string(v),
+					 (size_t)json_object_get_string_len(v), out);
 	default:
 		return false;
 	}
@@ -81,7 +114,8 @@ enum wbo_error wbo_parse(struct json_object *obj, const char *default_id,
 
 	v = member(obj, "id");
 	if (v != NULL) {
-		if (!read_id_field(v, &out->id, &out->id_len)) {
+		if (!read_id_field(obj, "id", v, &out->id, &out->id_len)) {
+			v = member(obj, "id"); /* a number became text */
 			if (json_object_is_type(v, json_type_string)) {
 				out->id = json_object_get_string(v);
 				out->id_len = (size_t)json_object_get_string_len(v);
@@ -100,13 +134,15 @@ enum wbo_error wbo_parse(struct json_object *obj, const char *default_id,
 
 	v = member(obj, "parentid");
 	if (v != NULL) {
-		if (!read_id_field(v, &out->parentid, &out->parentid_len))
+		if (!read_id_field(obj, "parentid", v, &out->parentid,
+				   &out->parentid_len))
 			return WBO_INVALID_PARENTID;
 		out->fields |= WBO_FIELD_PARENTID;
 	}
 	v = member(obj, "predecessorid");
 	if (v != NULL) {
-		if (!read_id_field(v, &out->predecessorid, &out->predecessorid_len))
+		if (!read_id_field(obj, "predecessorid", v, &out->predecessorid,
+				   &out->predecessorid_len))
 			return WBO_INVALID_PREDECESSORID;
 		out->fields |= WBO_FIELD_PREDECESSORID;
 	}
@@ -137,44 +173,55 @@ enum wbo_error wbo_parse(struct json_object *obj, const char *default_id,
 	return WBO_OK;
 }
 
-/* Add `reason` under `id` to a POST answer's failed object. */
+/*
+ * Add `reason` under `id` to a POST answer's failed object. The key is
+ * the id exactly as sent, however long, so that the client can match it
+ * to its record; the body bounds its length.
+ */
 static void add_failure(struct json_object *failed, const char *id, size_t id_len,
 			const char *reason)
 {
-	char key[WBO_ID_MAX + 1];
+	char *key = xstrndup(id ? id : "", id ? id_len : 0);
 	struct json_object *reasons;
-	if (id_len > WBO_ID_MAX)
-		id_len = WBO_ID_MAX;
-	memcpy(key, id ? id : "", id ? id_len : 0);
-	key[id ? id_len : 0] = '\0';
 	if (!json_object_object_get_ex(failed, key, &reasons)) {
 		reasons = json_object_new_array();
 		json_object_object_add(failed, key, reasons);
 	}
 	json_object_array_add(reasons, json_object_new_string(reason));
+	free(key);
 }
 
 enum wbo_batch_status wbo_batch_parse(struct json_object *body,
-				      size_t max_records, size_t max_payload,
-				      struct wbo_batch *out)
+				      size_t max_records, size_t max_bytes,
+				      size_t max_payload, struct wbo_batch *out)
 {
 	memset(out, 0, sizeof *out);
-	bool single = json_object_is_type(body, json_type_object);
-	if (!single && !json_object_is_type(body, json_type_array))
+	if (!json_object_is_type(body, json_type_array))
 		return WBO_BATCH_NOT_LIST;
-	size_t n = single ? 1 : json_object_array_length(body);
+	size_t n = json_object_array_length(body);
+	size_t bytes = 0;
 	out->count = n;
-	if (n > max_records)
-		return WBO_BATCH_TOO_MANY;
-
 	out->items = xcalloc(n ? n : 1, sizeof *out->items);
 	out->failed = json_object_new_object();
 	for (size_t i = 0; i < n; i++) {
-		struct json_object *item = single ? body : json_object_array_get_idx(body, i);
 		struct wbo w;
-		enum wbo_error e = wbo_parse(item, NULL, max_payload, &w);
+		enum wbo_error e = wbo_parse(json_object_array_get_idx(body, i), NULL,
+					     max_payload, &w);
 		if (e != WBO_OK) {
 			add_failure(out->failed, w.id, w.id_len, wbo_error_text(e));
+			continue;
+		}
+		/* Past a limit a record is not refused but deferred: the client
+		 * sends it again in its next POST (server-storage's answer). The
+		 * byte budget, once spent, stays spent for the rest of the list,
+		 * so what is stored is always a prefix of the valid records. */
+		if (i >= max_records) {
+			add_failure(out->failed, w.id, w.id_len, "retry wbo");
+			continue;
+		}
+		bytes += w.payload_len;
+		if (bytes > max_bytes) {
+			add_failure(out->failed, w.id, w.id_len, "retry bytes");
 			continue;
 		}
 		/* A repeated id: the last one wins, as with sequential writes. */

@@ -61,6 +61,9 @@ const char *wbo_error_text(enum wbo_error e);
 /*
  * Read and validate one record. The id is required unless default_id is
  * given (PUT takes the URL id; a different body id is WBO_INVALID_ID).
+ * id, parentid and predecessorid may be JSON integers: obj is changed to
+ * hold their decimal text instead. sortindex may be a number or a decimal
+ * string; a fraction is cut off.
  * The parsed id is set even when a later field fails, so POST can key
  * its failure.
  */
@@ -68,13 +71,16 @@ enum wbo_error wbo_parse(struct json_object *obj, const char *default_id,
 			 size_t max_payload, struct wbo *out);
 
 /*
- * The records of a POST body: a JSON array, or one object taken as a
- * one-record array. Each record is validated on its own: the valid ones
- * go to items[0..nvalid), a repeated id keeping the last one (as
- * sequential writes would); each invalid one adds its reason under its
- * id to failed, {"<id>": ["<reason>", ...]}. The items point into the
- * body, which must outlive the batch; failed belongs to the batch until
- * the caller takes it (and sets the member to NULL).
+ * The records of a POST body: a JSON array. Each record is validated on
+ * its own: the valid ones go to items[0..nvalid), a repeated id keeping
+ * the last one (as sequential writes would); each invalid one adds its
+ * reason under its id, exactly as sent, to failed, {"<id>": ["<reason>",
+ * ...]}. Valid records at index max_records or later get "retry wbo",
+ * and once the payloads kept add up to more than max_bytes, every later
+ * valid record gets "retry bytes". The items point into the body, which
+ * must outlive the batch (a numeric id is turned into text inside it);
+ * failed belongs to the batch until the caller takes it (and sets the
+ * member to NULL).
  */
 struct wbo_batch {
 	size_t count; /* records in the body */
@@ -85,15 +91,14 @@ struct wbo_batch {
 
 enum wbo_batch_status {
 	WBO_BATCH_OK,
-	WBO_BATCH_NOT_LIST, /* neither an array nor an object: 400 8 */
-	WBO_BATCH_TOO_MANY, /* more than max_records (count is set): 413 17 */
+	WBO_BATCH_NOT_LIST, /* not an array: 400 8 */
 	WBO_BATCH__MAX
 };
 
 /* Parse body into *out; release it with wbo_batch_free() whatever the status. */
 enum wbo_batch_status wbo_batch_parse(struct json_object *body,
-				      size_t max_records, size_t max_payload,
-				      struct wbo_batch *out);
+				      size_t max_records, size_t max_bytes,
+				      size_t max_payload, struct wbo_batch *out);
 void wbo_batch_free(struct wbo_batch *b);
 
 /* Append s as a JSON string literal (quotes included). */

@@ -56,6 +56,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(cfg.max_payload_bytes, 262144);
 	ck_assert_int_eq(cfg.max_request_bytes, 2097152);
 	ck_assert_int_eq(cfg.max_post_records, 100);
+	ck_assert_int_eq(cfg.max_post_bytes, 1048576);
 	ck_assert_int_eq(cfg.max_ids, 1000);
 	ck_assert_int_eq(cfg.auth_cache_seconds, 300);
 	ck_assert_int_eq(cfg.password_cost, 15);
@@ -249,6 +250,7 @@ START_TEST(test_int_ranges)
 		{ "max_payload_bytes", offsetof(struct config, max_payload_bytes), 1024, 16777216 },
 		{ "max_request_bytes", offsetof(struct config, max_request_bytes), 4096, 67108864 },
 		{ "max_post_records", offsetof(struct config, max_post_records), 1, 10000 },
+		{ "max_post_bytes", offsetof(struct config, max_post_bytes), 1024, 67108864 },
 		{ "max_ids", offsetof(struct config, max_ids), 1, 10000 },
 		{ "auth_cache_seconds", offsetof(struct config, auth_cache_seconds), 0, 86400 },
 		{ "password_cost", offsetof(struct config, password_cost), 10, 20 },

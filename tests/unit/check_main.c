@@ -17,6 +17,7 @@ int main(void)
 	srunner_add_suite(sr, throttle_suite());
 	srunner_add_suite(sr, output_suite());
 	srunner_add_suite(sr, wbo_suite());
+	srunner_add_suite(sr, body_suite());
 	srunner_add_suite(sr, account_cache_suite());
 	srunner_add_suite(sr, db_hosts_suite());
 	srunner_run_all(sr, CK_NORMAL);

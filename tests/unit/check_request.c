@@ -131,7 +131,6 @@ START_TEST(test_empty_segment)
 {
 	static const char *const uris[] = {
 		"/weave/1.0//john",
-		"/weave//1.0/john",
 		"/weave/1.0/john//",
 		"/weave/1.0/john///",
 		"/weave/1.0/john//?a=1",
@@ -142,6 +141,34 @@ START_TEST(test_empty_segment)
 			      "%s", uris[i]);
 		request_free(&req);
 	}
+}
+END_TEST
+
+/* Slashes doubled right after the mount point: a server URL typed with a
+ * trailing slash, to which the client adds "/1.0/...". */
+START_TEST(test_doubled_slash_after_mount)
+{
+	static const char *const uris[] = {
+		"/weave//1.0/john/info/collections",
+		"/weave///1.0/john/info/collections",
+		"/weave//1.0/john/info/collections/",
+	};
+	for (size_t i = 0; i < sizeof uris / sizeof uris[0]; i++) {
+		struct request req;
+		ck_assert_msg(parse(&req, "/weave", uris[i]) == REQUEST_OK, "%s",
+			      uris[i]);
+		expect_segments(&req, 4, "1.0", "john", "info", "collections");
+		request_free(&req);
+	}
+	/* The mount point alone, with its slashes doubled: the root. */
+	struct request req;
+	ck_assert_int_eq(parse(&req, "/weave", "/weave//"), REQUEST_OK);
+	ck_assert_uint_eq(req.nsegments, 0);
+	request_free(&req);
+	/* Deeper down an empty segment is still no resource. */
+	ck_assert_int_eq(parse(&req, "/weave", "/weave//1.0//john"),
+			 REQUEST_NOT_FOUND);
+	request_free(&req);
 }
 END_TEST
 
@@ -784,6 +811,7 @@ Suite *request_suite(void)
 	tcase_add_test(tc, test_outside_mount);
 	tcase_add_test(tc, test_trailing_slash);
 	tcase_add_test(tc, test_empty_segment);
+	tcase_add_test(tc, test_doubled_slash_after_mount);
 	tcase_add_test(tc, test_percent_segments);
 	tcase_add_test(tc, test_bad_encoding_path);
 	tcase_add_test(tc, test_dot_segments);

@@ -14,6 +14,7 @@ Suite *captcha_suite(void);
 Suite *throttle_suite(void);
 Suite *output_suite(void);
 Suite *wbo_suite(void);
+Suite *body_suite(void);
 Suite *account_cache_suite(void);
 Suite *db_hosts_suite(void);
 

@@ -32,7 +32,7 @@ START_TEST(test_batch_mixed)
 		"[{\"id\":\"a\",\"payload\":\"1\"},{\"id\":\"b/c\"},"
 		"{\"id\":\"a\",\"payload\":\"2\"},{\"id\":\"d\",\"ttl\":-1},"
 		"5,{\"id\":\"e\"}]");
-	ck_assert_int_eq(wbo_batch_parse(body, 100, 1024, &b), WBO_BATCH_OK);
+	ck_assert_int_eq(wbo_batch_parse(body, 100, 1 << 20, 1024, &b), WBO_BATCH_OK);
 	ck_assert_uint_eq(b.count, 6);
 	/* "a" twice: one item, the last payload. */
 	ck_assert_uint_eq(b.nvalid, 2);
@@ -51,31 +51,157 @@ END_TEST
 START_TEST(test_batch_shapes)
 {
 	struct wbo_batch b;
+	/* Only an array is a batch: the handler writes a single object as
+	 * a PUT of one record. */
 	struct json_object *body = parse("{\"id\":\"only\",\"sortindex\":3}");
-	ck_assert_int_eq(wbo_batch_parse(body, 100, 1024, &b), WBO_BATCH_OK);
-	ck_assert_uint_eq(b.count, 1);
-	ck_assert_uint_eq(b.nvalid, 1);
-	ck_assert_int_eq(b.items[0].sortindex, 3);
+	ck_assert_int_eq(wbo_batch_parse(body, 100, 1 << 20, 1024, &b),
+			 WBO_BATCH_NOT_LIST);
 	wbo_batch_free(&b);
 	json_object_put(body);
 
 	body = parse("\"text\"");
-	ck_assert_int_eq(wbo_batch_parse(body, 100, 1024, &b), WBO_BATCH_NOT_LIST);
-	wbo_batch_free(&b);
-	json_object_put(body);
-
-	body = parse("[{\"id\":\"a\"},{\"id\":\"b\"},{\"id\":\"c\"}]");
-	ck_assert_int_eq(wbo_batch_parse(body, 2, 1024, &b), WBO_BATCH_TOO_MANY);
-	ck_assert_uint_eq(b.count, 3);
+	ck_assert_int_eq(wbo_batch_parse(body, 100, 1 << 20, 1024, &b), WBO_BATCH_NOT_LIST);
 	wbo_batch_free(&b);
 	json_object_put(body);
 
 	body = parse("[]");
-	ck_assert_int_eq(wbo_batch_parse(body, 2, 1024, &b), WBO_BATCH_OK);
+	ck_assert_int_eq(wbo_batch_parse(body, 2, 1 << 20, 1024, &b), WBO_BATCH_OK);
 	ck_assert_uint_eq(b.nvalid, 0);
 	ck_assert_int_eq(json_object_object_length(b.failed), 0);
 	wbo_batch_free(&b);
 	json_object_put(body);
+}
+END_TEST
+
+START_TEST(test_batch_over_the_record_limit)
+{
+	struct wbo_batch b;
+	/* Two records at most: the third valid one is deferred, an invalid
+	 * one past the limit still gets its own reason. */
+	struct json_object *body = parse(
+		"[{\"id\":\"a\"},{\"id\":\"b\"},{\"id\":\"c\"},"
+		"{\"id\":\"d\",\"ttl\":-1},{\"id\":\"e\"}]");
+	ck_assert_int_eq(wbo_batch_parse(body, 2, 1 << 20, 1024, &b), WBO_BATCH_OK);
+	ck_assert_uint_eq(b.count, 5);
+	ck_assert_uint_eq(b.nvalid, 2);
+	ck_assert_str_eq(b.items[0].id, "a");
+	ck_assert_str_eq(b.items[1].id, "b");
+	ck_assert_str_eq(reasons(&b, "c"), "[\"retry wbo\"]");
+	ck_assert_str_eq(reasons(&b, "d"), "[\"invalid ttl\"]");
+	ck_assert_str_eq(reasons(&b, "e"), "[\"retry wbo\"]");
+	wbo_batch_free(&b);
+	json_object_put(body);
+}
+END_TEST
+
+START_TEST(test_batch_over_the_byte_budget)
+{
+	struct wbo_batch b;
+	/* 10 bytes: "a" and "b" (4 + 6) fit, "c" would go over, and "d",
+	 * with no payload at all, comes after the budget ran out: what is
+	 * stored stays a prefix of the list. */
+	struct json_object *body = parse(
+		"[{\"id\":\"a\",\"payload\":\"1234\"},"
+		"{\"id\":\"b\",\"payload\":\"123456\"},"
+		"{\"id\":\"c\",\"payload\":\"1\"},"
+		"{\"id\":\"d\",\"sortindex\":1}]");
+	ck_assert_int_eq(wbo_batch_parse(body, 100, 10, 1024, &b), WBO_BATCH_OK);
+	ck_assert_uint_eq(b.nvalid, 2);
+	ck_assert_str_eq(b.items[1].id, "b");
+	ck_assert_str_eq(reasons(&b, "c"), "[\"retry bytes\"]");
+	ck_assert_str_eq(reasons(&b, "d"), "[\"retry bytes\"]");
+	wbo_batch_free(&b);
+	json_object_put(body);
+}
+END_TEST
+
+START_TEST(test_batch_failed_keys_as_sent)
+{
+	struct wbo_batch b;
+	char text[400], id[201];
+	memset(id, 'x', 200);
+	id[200] = '\0';
+	snprintf(text, sizeof text, "[{\"id\":\"%s\",\"payload\":\"p\"}]", id);
+	struct json_object *body = parse(text);
+	ck_assert_int_eq(wbo_batch_parse(body, 100, 1 << 20, 1024, &b), WBO_BATCH_OK);
+	ck_assert_uint_eq(b.nvalid, 0);
+	ck_assert_str_eq(reasons(&b, id), "[\"invalid id\"]");
+	ck_assert_int_eq(json_object_object_length(b.failed), 1);
+	wbo_batch_free(&b);
+	json_object_put(body);
+}
+END_TEST
+
+/* ---- one record ----------------------------------------------------------- */
+
+START_TEST(test_numeric_ids)
+{
+	struct wbo w;
+	struct json_object *obj = parse(
+		"{\"id\":12,\"parentid\":-3,\"predecessorid\":18446744073709551615,"
+		"\"payload\":\"p\"}");
+	ck_assert_int_eq(wbo_parse(obj, NULL, 1024, &w), WBO_OK);
+	ck_assert_uint_eq(w.id_len, 2);
+	ck_assert_str_eq(w.id, "12");
+	ck_assert_str_eq(w.parentid, "-3");
+	ck_assert_str_eq(w.predecessorid, "18446744073709551615");
+	json_object_put(obj);
+
+	/* A URL id matches the number's text. */
+	obj = parse("{\"id\":7}");
+	ck_assert_int_eq(wbo_parse(obj, "7", 1024, &w), WBO_OK);
+	json_object_put(obj);
+
+	/* Objects, arrays, booleans and fractions stay invalid. */
+	static const char *const bad[] = {
+		"{\"id\":{}}", "{\"id\":[1]}", "{\"id\":true}", "{\"id\":1.5}",
+		"{\"id\":\"a\",\"parentid\":false}",
+		"{\"id\":\"a\",\"predecessorid\":[]}",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		obj = parse(bad[i]);
+		ck_assert_msg(wbo_parse(obj, NULL, 1024, &w) != WBO_OK, "%s", bad[i]);
+		json_object_put(obj);
+	}
+}
+END_TEST
+
+START_TEST(test_sortindex_strings)
+{
+	static const struct {
+		const char *json;
+		int64_t want;
+	} good[] = {
+		{ "\"5\"", 5 },	   { "\"5.5\"", 5 },	   { "\"-2.9\"", -2 },
+		{ "\"7.\"", 7 },	   { "\"-0.5\"", 0 },	   { "5.9", 5 },
+		{ "\"999999999.99\"", 999999999 },
+	};
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		char text[80];
+		struct wbo w;
+		snprintf(text, sizeof text, "{\"id\":\"a\",\"sortindex\":%s}",
+			 good[i].json);
+		struct json_object *obj = parse(text);
+		ck_assert_msg(wbo_parse(obj, NULL, 1024, &w) == WBO_OK, "%s", text);
+		ck_assert_msg(w.sortindex == good[i].want, "%s gave %lld", text,
+			      (long long)w.sortindex);
+		json_object_put(obj);
+	}
+	static const char *const bad[] = {
+		"\"abc\"", "\"\"", "\".5\"", "\"5.5.5\"", "\"1e3\"", "\" 5\"",
+		"\"5x\"", "\"5.x\"", "\"5\\u00003\"", "\"1000000000\"",
+		"\"-1000000000.5\"", "\"99999999999999999999999.1\"",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char text[80];
+		struct wbo w;
+		snprintf(text, sizeof text, "{\"id\":\"a\",\"sortindex\":%s}",
+			 bad[i]);
+		struct json_object *obj = parse(text);
+		ck_assert_msg(wbo_parse(obj, NULL, 1024, &w) == WBO_INVALID_SORTINDEX,
+			      "%s", text);
+		json_object_put(obj);
+	}
 }
 END_TEST
 
@@ -172,6 +298,11 @@ Suite *wbo_suite(void)
 	TCase *tc = tcase_create("batch");
 	tcase_add_test(tc, test_batch_mixed);
 	tcase_add_test(tc, test_batch_shapes);
+	tcase_add_test(tc, test_batch_over_the_record_limit);
+	tcase_add_test(tc, test_batch_over_the_byte_budget);
+	tcase_add_test(tc, test_batch_failed_keys_as_sent);
+	tcase_add_test(tc, test_numeric_ids);
+	tcase_add_test(tc, test_sortindex_strings);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("json");
