@@ -17,6 +17,7 @@ import secrets
 import time
 import urllib.parse
 
+import weave
 from weave import (BASE_URL, admin, mail_dir, mails_to, mail_files, one_new_mail,
                    read_config, request, sql)
 
@@ -55,6 +56,7 @@ def code_of(msg):
     """The code on its own line of the mail."""
     match = re.search(r"^\s*(" + CODE_RE + r")\s*$", msg.get_content(), re.M)
     assert match, msg.get_content()
+    weave.RESET_CODES.append(match.group(1))
     return match.group(1)
 
 
@@ -252,3 +254,44 @@ def test_email_login_resets_by_address():
     assert r.status == 200, r
     r = request("GET", f"1.0/{hashed}/info/collections", user=address, password="email-login-pw2")
     assert r.status == 200, r
+
+
+def code_forms(code):
+    """Every way a code could be written down: as mailed, without dashes,
+    in lower case, URL-encoded."""
+    plain = code.replace("-", "")
+    forms = {code, plain, code.lower(), plain.lower()}
+    return forms | {urllib.parse.quote(f) for f in forms}
+
+
+def test_reset_flow_leaves_no_code_in_the_logs():
+    """Issue 15: after the whole reset flow by the pages (mail, page, new
+    password), no line of access.log or error.log holds the code."""
+    name, old, address = user_with_email("lg")
+    seen = set(mail_files())
+    r = request("POST", "weave-password-reset", body=f"uid={name}", headers=FORM)
+    assert r.status == 200 and "Further instructions have been sent" in r.text, r
+    msg = one_new_mail(address, seen)
+    code = code_of(msg)
+    link = re.search(r"(http\S*weave-password-reset\?\S+)", msg.get_content()).group(1)
+    assert not any(f in link for f in code_forms(code)), link
+    page = request("GET", link[len(BASE_URL):])
+    assert page.status == 200 and b'name="key"' in page.body, page
+    # A typo first (the page offers the form again), then the code as typed.
+    wrong = code[:-1] + ("2" if code[-1] != "2" else "3")
+    form = f"username={name}&key={wrong}&password=fresh-password-9&confirm=fresh-password-9"
+    r = request("POST", "weave-password-reset", body=form, headers=FORM)
+    assert r.status == 400 and b"wrong, used or expired" in r.body, r
+    assert b'name="key"' in r.body and b'href="weave-password-reset"' in r.body, r
+    typed = code.replace("-", "").lower()
+    form = f"username={name}&key={typed}&password=fresh-password-9&confirm=fresh-password-9"
+    r = request("POST", "weave-password-reset", body=form, headers=FORM)
+    assert r.status == 200 and b"Your password has been changed" in r.body, r
+    assert can_log_in(name, "fresh-password-9") and not can_log_in(name, old)
+    stack = os.environ.get("WEAVE_STACK_DIR", "")
+    for path in (weave.APACHE_LOG, os.path.join(stack, "apache", "access.log")):
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+        assert "weave-password-reset" in text, path  # the flow was logged...
+        for form_ in code_forms(code):
+            assert form_ not in text, f"the reset code stands in {path}"  # ...not the code
