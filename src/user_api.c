@@ -11,6 +11,7 @@
 #include "auth.h"
 #include "body.h"
 #include "captcha.h"
+#include "client_address.h"
 #include "config.h"
 #include "db_storage.h"
 #include "db_user.h"
@@ -191,8 +192,13 @@ int user_create(struct request *req, struct response *resp)
 	int status = 0;
 	char hash[PASSWORD_HASH_MAX];
 
+	char net[CLIENT_ADDRESS_MAX];
 	if (address == NULL)
 		address = "";
+	/* Counted by network as throttle.h counts: an IPv6 host has a /64
+	 * to pick addresses from. */
+	if (client_address_network(address, net, sizeof net) == 0)
+		address = net;
 	if (!cfg->registration && !admin) {
 		log_info("registration refused: registration is off");
 		resp_error(resp, 400, WEAVE_ERR_UNSUPPORTED_FUNCTION);
