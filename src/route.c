@@ -321,9 +321,10 @@ static void gate_login_succeeded(struct request *req, const char *name)
 
 /*
  * Count or record logins and wrong reset codes now that the request's
- * transaction is over. A failed login also stops every process answering the account from a kept row
- * (account_cache.h) until the database, which holds its count and lock,
- * has been asked again; an address it locks is published the same way.
+ * transaction is over. A failed login also stops every process answering
+ * the account from a kept row (account_cache.h) until the database, which
+ * holds its count and lock, has been asked again; an address it locks is
+ * published the same way.
  */
 static void settle_logins(struct request *req)
 {
