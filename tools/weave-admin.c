@@ -127,7 +127,8 @@ static const struct command commands[] = {
 	  "client address (login/address) and per account and address\n"
 	  "(login/pair, \"NAME ADDRESS\"); password-reset requests per account,\n"
 	  "and requests and wrong codes per address (reset/...); addresses the\n"
-	  "account logged in from correctly (known/pair). With the start of\n"
+	  "account logged in from correctly (known/pair: many, so the table\n"
+	  "only counts them; --json lists them). With the start of\n"
 	  "their window and, for locked ones, when the lock ends. Locked ones\n"
 	  "come first. Times are UTC; --json gives seconds since the epoch.\n"
 	  "IPv6 addresses are counted by their /64." },
