@@ -316,11 +316,9 @@ int user_send_reset_code(const struct request *req, const struct user *u)
 	if (db_reset_store(u->id, hash, expires) != DB_OK)
 		return -1;
 
-	struct buf url, body, from;
-	buf_init(&url, 8192);
+	struct buf body, from;
 	buf_init(&body, 16384);
 	buf_init(&from, 512);
-	user_public_url(req, &url);
 	if (cfg->mail_from != NULL) {
 		buf_puts(&from, cfg->mail_from);
 	} else {
@@ -333,22 +331,36 @@ int user_send_reset_code(const struct request *req, const struct user *u)
 		   "Someone (hopefully you) asked to reset the password of the sync\n"
 		   "account \"%s\".\n\n"
 		   "Your reset code is:\n\n"
-		   "  %s\n\n"
-		   "To choose a new password, open this page within %lld hours and\n"
-		   "enter the code there (dashes and case do not matter):\n\n"
-		   "  %sweave-password-reset?username=%s\n\n"
-		   "If you did not ask for this, ignore this message: your password\n"
-		   "stays as it is.\n",
-		   u->username, code,
-		   (long long)(cfg->reset_code_lifetime + 3599) / 3600, url.data,
-		   u->username);
+		   "  %s\n\n",
+		   u->username, code);
+	/* Only a configured URL makes the link: one built from the request's
+	 * Host header would let whoever asked for the mail point the owner
+	 * at a page of its own, where the owner would type the code. */
+	if (cfg->public_url != NULL) {
+		buf_printf(&body,
+			   "To choose a new password, open this page within %lld hours and\n"
+			   "enter the code there (dashes and case do not matter):\n\n"
+			   "  %sweave-password-reset?username=%s\n\n",
+			   (long long)(cfg->reset_code_lifetime + 3599) / 3600,
+			   cfg->public_url, u->username);
+	} else {
+		log_warn("reset mail sent without a link: set public_url in "
+			 "weave.conf so that it can carry one");
+		buf_printf(&body,
+			   "To choose a new password within %lld hours, open the page\n"
+			   "weave-password-reset of your sync server (the address you\n"
+			   "set up for syncing, followed by weave-password-reset) and\n"
+			   "enter the code there (dashes and case do not matter).\n\n",
+			   (long long)(cfg->reset_code_lifetime + 3599) / 3600);
+	}
+	buf_puts(&body, "If you did not ask for this, ignore this message: your password\n"
+			"stays as it is.\n");
 	int rc = mail_send(cfg->sendmail_command, from.data, u->email,
 			   "Reset your sync account password", body.data);
 	if (rc == 0)
 		log_info("password reset code mailed");
 	OPENSSL_cleanse(code, sizeof code);
 	buf_free_secret(&body);
-	buf_free(&url);
 	buf_free(&from);
 	return rc;
 }

@@ -295,3 +295,31 @@ def test_reset_flow_leaves_no_code_in_the_logs():
         assert "weave-password-reset" in text, path  # the flow was logged...
         for form_ in code_forms(code):
             assert form_ not in text, f"the reset code stands in {path}"  # ...not the code
+
+
+def test_without_public_url_the_mail_has_no_link_to_forge():
+    """Review (issue 15): without public_url a link would be built from the
+    Host header, which whoever asks for the mail chooses: the mail would
+    send the owner to the asker's page to type the code. So it has none."""
+    import loadkit
+    name, _, address = user_with_email("nl")
+    port, apache_dir = loadkit.second_apache("no-public-url", {"public_url": None})
+    try:
+        seen = set(mail_files())
+        import http.client
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.putrequest("GET", weave.url_path(f"user/1.0/{name}/password_reset"),
+                        skip_host=True)
+        conn.putheader("Host", "evil.example")
+        conn.endheaders()
+        r = conn.getresponse()
+        assert r.status == 200 and r.read() == b"success", r.status
+        conn.close()
+        msg = one_new_mail(address, seen)
+    finally:
+        loadkit.stack_lib_run('stack_apache_stop "$1"', apache_dir)
+    body = msg.get_content()
+    assert "evil.example" not in body and "http" not in body, body
+    assert "weave-password-reset" in body, body
+    code = code_of(msg)
+    assert reset_with(name, code, "fresh-password-7").status == 200
