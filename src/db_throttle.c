@@ -75,7 +75,8 @@ static int get_row(void *ctx, const struct db_value *row, size_t ncols)
 {
 	struct get_ctx *g = ctx;
 	(void)ncols;
-	/* Both keys may be the same kind (never in practice): kind decides. */
+	/* The same kind twice (throttle.c asks so for one row, with "" as the
+	 * second subject, which matches none): the row goes to a. */
 	if (row[0].i == g->kind_a)
 		fill_row(g->a, row + 1);
 	else if (row[0].i == g->kind_b)
