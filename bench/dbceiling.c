@@ -31,17 +31,19 @@
 
 /* ---- the statements (copies, see above) ---------------------------- */
 
-/* src/db_user.c, USER_LOGIN_COLUMNS: the user row and the login's two
- * throttle counters in one statement. Parameters: kind 1, name, now,
- * kind 2, address, now, name. */
+/* src/db_user.c, USER_LOGIN_COLUMNS: the user row and the login's four
+ * throttle rows in one statement. Parameters: kind 1, name, now, kind 2,
+ * address, now, kind 5, "name address", now, kind 6, "name address", now,
+ * name. */
+#define THROTTLE_COLUMN(what) \
+	"(SELECT t." what " FROM throttle t WHERE t.kind = ? AND " \
+	"t.subject = ? AND t.expires > ?)"
 #define USER_COLUMNS \
 	"SELECT u.id, u.username, u.password_hash, u.email, u.status, " \
 	"u.quota_kb, u.node, u.alert, u.last_write, u.created, " \
-	"(SELECT t.locked_until FROM throttle t WHERE t.kind = ? AND " \
-	"t.subject = ? AND t.expires > ?), " \
-	"(SELECT t.locked_until FROM throttle t WHERE t.kind = ? AND " \
-	"t.subject = ? AND t.expires > ?) " \
-	"FROM (SELECT 1) AS one LEFT JOIN users u ON u.username = ?"
+	THROTTLE_COLUMN("locked_until") ", " THROTTLE_COLUMN("locked_until") ", " \
+	THROTTLE_COLUMN("locked_until") ", " THROTTLE_COLUMN("expires") \
+	" FROM (SELECT 1) AS one LEFT JOIN users u ON u.username = ?"
 static const char *const sql_user_shared = USER_COLUMNS " LOCK IN SHARE MODE";
 static const char *const sql_user_exclusive = USER_COLUMNS " FOR UPDATE";
 static const char *const sql_download =
@@ -223,18 +225,26 @@ static int64_t now_cs(void)
 /* Loads the user row with the given lock; returns its id. */
 static int64_t load_user(MYSQL_STMT *st, const char *name, int64_t *last_write)
 {
-	MYSQL_BIND p[7];
-	unsigned long len = strlen(name), address_len = 0;
-	int64_t kind_name = 1, kind_address = 2, now = now_cs() / 100;
+	MYSQL_BIND p[13];
+	char pair[64];
+	snprintf(pair, sizeof pair, "%s 127.0.0.1", name);
+	unsigned long len = strlen(name), address_len = 0, pair_len = strlen(pair);
+	int64_t kinds[4] = { 1, 2, 5, 6 }, now = now_cs() / 100;
 	int64_t id = -1;
 	memset(p, 0, sizeof p);
-	bind_int(&p[0], &kind_name);
+	bind_int(&p[0], &kinds[0]);
 	bind_str(&p[1], name, &len);
 	bind_int(&p[2], &now);
-	bind_int(&p[3], &kind_address);
+	bind_int(&p[3], &kinds[1]);
 	bind_str(&p[4], "", &address_len); /* the exempt loopback address */
 	bind_int(&p[5], &now);
-	bind_str(&p[6], name, &len);
+	bind_int(&p[6], &kinds[2]);
+	bind_str(&p[7], pair, &pair_len);
+	bind_int(&p[8], &now);
+	bind_int(&p[9], &kinds[3]);
+	bind_str(&p[10], pair, &pair_len);
+	bind_int(&p[11], &now);
+	bind_str(&p[12], name, &len);
 	if (run(st, p, &id) != 1 || id < 0) {
 		fprintf(stderr, "dbceiling: no user %s\n", name);
 		exit(1);

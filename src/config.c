@@ -26,9 +26,16 @@ struct config_key {
 	const char *name;
 	enum key_type type;
 	size_t offset;
-	int64_t min, max;
+	int64_t min, max; /* KEY_STRING: min is the shortest value but "" (unset) */
 	bool secret;
 };
+
+/*
+ * Our own secrets: a guessable one gives away accounts (admin_secret
+ * creates and deletes them remotely) or the captcha. 16 bytes of random
+ * text is beyond guessing; "weave-admin secret" prints such a value.
+ */
+#define SECRET_MIN 16
 
 #define KEY(name, type, min, max) \
 	{ #name, type, offsetof(struct config, name), min, max, false }
@@ -58,11 +65,11 @@ static const struct config_key config_keys[] = {
 	KEY(account_cache_seconds, KEY_INT, 0, 3600),
 	KEY(account_cache_file, KEY_STRING, 0, 0),
 	KEY(registration, KEY_BOOL, 0, 0),
-	{ "admin_secret", KEY_STRING, offsetof(struct config, admin_secret), 0, 0, true },
+	{ "admin_secret", KEY_STRING, offsetof(struct config, admin_secret), SECRET_MIN, 0, true },
 	KEY(registration_limit, KEY_INT, 0, 1000000),
 	KEY(registration_window, KEY_INT, 1, 86400 * 30),
 	KEY(captcha, KEY_BOOL, 0, 0),
-	{ "captcha_secret", KEY_STRING, offsetof(struct config, captcha_secret), 0, 0, true },
+	{ "captcha_secret", KEY_STRING, offsetof(struct config, captcha_secret), SECRET_MIN, 0, true },
 	KEY(captcha_lifetime, KEY_INT, 30, 86400),
 	KEY(captcha_verify_url, KEY_ENDPOINT, 0, 0),
 	KEY(captcha_public_key, KEY_STRING, 0, 0),
@@ -78,6 +85,8 @@ static const struct config_key config_keys[] = {
 	KEY(reset_address_limit, KEY_INT, 0, 1000000),
 	KEY(reset_window, KEY_INT, 1, 86400 * 30),
 	KEY(throttle_exempt, KEY_STRING, 0, 0),
+	KEY(login_account_limit, KEY_INT, 0, 1000000),
+	KEY(trusted_proxies, KEY_STRING, 0, 0),
 };
 
 #define NKEYS (sizeof config_keys / sizeof config_keys[0])
@@ -124,6 +133,8 @@ void config_defaults(struct config *cfg)
 	cfg->reset_address_limit = 20;
 	cfg->reset_window = 3600;
 	cfg->throttle_exempt = xstrdup("");
+	cfg->login_account_limit = 100;
+	cfg->trusted_proxies = xstrdup("");
 }
 
 static const struct config_key *find_key(const char *name, size_t len)
@@ -188,6 +199,11 @@ static int set_value(struct config *cfg, const struct config_key *key,
 		    db_hosts_parse(value, 3306, &hosts, why) < 0)
 			return -1;
 		char **slot = (char **)(void *)field;
+		if (value[0] != '\0' && (int64_t)strlen(value) < key->min) {
+			*why = "too short: use at least 16 bytes of random text "
+			       "(weave-admin secret prints one)";
+			return -1;
+		}
 		if (*slot != NULL) {
 			OPENSSL_cleanse(*slot, strlen(*slot));
 			free(*slot);
@@ -404,6 +420,7 @@ void config_free(struct config *cfg)
 	free(cfg->sendmail_command);
 	free(cfg->mail_from);
 	free(cfg->throttle_exempt);
+	free(cfg->trusted_proxies);
 	free(cfg->account_cache_file);
 	memset(cfg, 0, sizeof *cfg);
 }

@@ -69,7 +69,7 @@ struct config {
 	int64_t reset_code_lifetime;
 
 	/* Throttling of guesses (throttle.c); a limit of 0 turns it off. */
-	int64_t login_limit;         /* failed logins per account name */
+	int64_t login_limit;         /* failed logins per account and address */
 	int64_t login_address_limit; /* failed logins per client address */
 	int64_t login_window;        /* seconds over which failures add up */
 	int64_t login_lockout;       /* seconds a reached limit lasts */
@@ -77,6 +77,8 @@ struct config {
 	int64_t reset_address_limit; /* reset-code mails per client address */
 	int64_t reset_window;        /* seconds */
 	char *throttle_exempt;       /* addresses free of the per-address limits */
+	int64_t login_account_limit; /* failed logins per account per day */
+	char *trusted_proxies;       /* reverse proxies whose X-Forwarded-For counts */
 };
 
 /* Fill *cfg with the defaults. */

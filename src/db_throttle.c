@@ -7,7 +7,11 @@ enum throttle_stmt {
 	THROTTLE_GET,
 	THROTTLE_COUNT,
 	THROTTLE_LOCK,
+	THROTTLE_TOUCH,
+	THROTTLE_EXTEND,
 	THROTTLE_CLEAR,
+	THROTTLE_CLEAR_PREFIX,
+	THROTTLE_CLEAR_SUFFIX,
 	THROTTLE_FORGET,
 	THROTTLE_LIST,
 	THROTTLE_STMT__MAX
@@ -34,7 +38,19 @@ static const char *const throttle_sql[THROTTLE_STMT__MAX] = {
 	[THROTTLE_LOCK] = "UPDATE throttle SET locked_until = ?, "
 			  "expires = GREATEST(expires, ?) WHERE kind = ? AND "
 			  "subject = ? AND events >= ? AND locked_until = 0",
+	[THROTTLE_TOUCH] =
+		"INSERT INTO throttle (kind, subject, events, window_start, "
+		"locked_until, expires) VALUES (?, ?, 1, ?, 0, ?) "
+		"ON DUPLICATE KEY UPDATE events = events + 1, "
+		"expires = GREATEST(expires, VALUES(expires))",
+	[THROTTLE_EXTEND] = "UPDATE throttle SET expires = GREATEST(expires, ?) "
+			    "WHERE kind = ? AND subject = ?",
 	[THROTTLE_CLEAR] = "DELETE FROM throttle WHERE kind = ? AND subject = ?",
+	/* Not LIKE: names may hold '_'. */
+	[THROTTLE_CLEAR_PREFIX] = "DELETE FROM throttle WHERE kind = ? AND "
+				  "LEFT(subject, LENGTH(?)) = ?",
+	[THROTTLE_CLEAR_SUFFIX] = "DELETE FROM throttle WHERE kind = ? AND "
+				  "RIGHT(subject, LENGTH(?)) = ?",
 	[THROTTLE_FORGET] = "DELETE FROM throttle WHERE expires <= ? LIMIT ?",
 	[THROTTLE_LIST] = "SELECT kind, subject, events, window_start, "
 			  "locked_until, expires FROM throttle WHERE expires > ? "
@@ -59,7 +75,8 @@ static int get_row(void *ctx, const struct db_value *row, size_t ncols)
 {
 	struct get_ctx *g = ctx;
 	(void)ncols;
-	/* Both keys may be the same kind (never in practice): kind decides. */
+	/* The same kind twice (throttle.c asks so for one row, with "" as the
+	 * second subject, which matches none): the row goes to a. */
 	if (row[0].i == g->kind_a)
 		fill_row(g->a, row + 1);
 	else if (row[0].i == g->kind_b)
@@ -99,6 +116,30 @@ enum db_status db_throttle_count(enum throttle_kind kind, const char *subject,
 	st = db_run(throttle_sql[THROTTLE_LOCK], lock, 5, NULL, NULL, &affected);
 	*locked_now = st == DB_OK && affected == 1;
 	return st;
+}
+
+enum db_status db_throttle_touch(enum throttle_kind kind, const char *subject,
+				 int64_t now, int64_t lifetime)
+{
+	struct db_param p[] = { DB_INT(kind), DB_CSTR(subject), DB_INT(now),
+				DB_INT(now + lifetime) };
+	return db_run(throttle_sql[THROTTLE_TOUCH], p, 4, NULL, NULL, NULL);
+}
+
+enum db_status db_throttle_extend(enum throttle_kind kind, const char *subject,
+				  int64_t until)
+{
+	struct db_param p[] = { DB_INT(until), DB_INT(kind), DB_CSTR(subject) };
+	return db_run(throttle_sql[THROTTLE_EXTEND], p, 3, NULL, NULL, NULL);
+}
+
+enum db_status db_throttle_clear_part(enum throttle_kind kind, const char *part,
+				      bool suffix, uint64_t *removed)
+{
+	struct db_param p[] = { DB_INT(kind), DB_CSTR(part), DB_CSTR(part) };
+	return db_run(throttle_sql[suffix ? THROTTLE_CLEAR_SUFFIX
+					  : THROTTLE_CLEAR_PREFIX],
+		      p, 3, NULL, NULL, removed);
 }
 
 enum db_status db_throttle_clear(enum throttle_kind kind, const char *subject,

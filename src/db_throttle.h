@@ -16,10 +16,12 @@
 #include "db.h"
 
 enum throttle_kind {
-	THROTTLE_LOGIN_USER = 1,    /* failed logins (or reset codes) per name */
+	THROTTLE_LOGIN_USER = 1,    /* failed logins per name, per day */
 	THROTTLE_LOGIN_ADDRESS = 2, /* failed logins per client address */
 	THROTTLE_RESET_USER = 3,    /* reset-code mails per name */
-	THROTTLE_RESET_ADDRESS = 4, /* reset-code mails per client address */
+	THROTTLE_RESET_ADDRESS = 4, /* reset-code mails and wrong codes per address */
+	THROTTLE_LOGIN_PAIR = 5,    /* failed logins per "name address" */
+	THROTTLE_LOGIN_KNOWN = 6,   /* correct logins per "name address" */
 };
 
 struct throttle_row {
@@ -45,9 +47,27 @@ enum db_status db_throttle_count(enum throttle_kind kind, const char *subject,
 				 int64_t now, int64_t window, int64_t limit,
 				 int64_t lockout, bool *locked_now);
 
+/*
+ * Record an event that keeps its row live for `lifetime` seconds from
+ * now, however many came before (a correct login marking its address).
+ */
+enum db_status db_throttle_touch(enum throttle_kind kind, const char *subject,
+				 int64_t now, int64_t lifetime);
+
+/* Keep a live row live at least until `until`. */
+enum db_status db_throttle_extend(enum throttle_kind kind, const char *subject,
+				  int64_t until);
+
 /* Forget the row (a successful login). */
 enum db_status db_throttle_clear(enum throttle_kind kind, const char *subject,
 				 uint64_t *removed);
+
+/*
+ * Forget the rows of kind whose subject starts with prefix, or (suffix
+ * true) ends with it: the pairs ("name address") of a name or an address.
+ */
+enum db_status db_throttle_clear_part(enum throttle_kind kind, const char *part,
+				      bool suffix, uint64_t *removed);
 
 /* Delete up to `batch` rows that are no longer live. */
 enum db_status db_throttle_forget(int64_t now, int64_t batch, uint64_t *removed);

@@ -36,17 +36,20 @@ enum user_stmt {
 
 /*
  * The user row (NULLs for an unknown name, thanks to the one-row derived
- * table) and the lock ends of the login's two throttle counters. The
- * row lock covers the users row only; subqueries read without locking.
+ * table) and the login's throttle rows: the lock ends of the account's
+ * daily count, of the address and of the pair, and the end of the
+ * pair's "known" mark. The row lock covers the users row only;
+ * subqueries read without locking.
  */
+#define THROTTLE_COLUMN(what) \
+	"(SELECT t." what " FROM throttle t WHERE t.kind = ? AND " \
+	"t.subject = ? AND t.expires > ?)"
 #define USER_LOGIN_COLUMNS \
 	"SELECT u.id, u.username, u.password_hash, u.email, u.status, " \
 	"u.quota_kb, u.node, u.alert, u.last_write, u.created, " \
-	"(SELECT t.locked_until FROM throttle t WHERE t.kind = ? AND " \
-	"t.subject = ? AND t.expires > ?), " \
-	"(SELECT t.locked_until FROM throttle t WHERE t.kind = ? AND " \
-	"t.subject = ? AND t.expires > ?) " \
-	"FROM (SELECT 1) AS one LEFT JOIN users u ON u.username = ?"
+	THROTTLE_COLUMN("locked_until") ", " THROTTLE_COLUMN("locked_until") ", " \
+	THROTTLE_COLUMN("locked_until") ", " THROTTLE_COLUMN("expires") \
+	" FROM (SELECT 1) AS one LEFT JOIN users u ON u.username = ?"
 
 #define USER_COLUMNS \
 	"SELECT id, username, password_hash, email, status, quota_kb, node, " \
@@ -154,15 +157,18 @@ static int login_row(void *ctx, const struct db_value *row, size_t ncols)
 		fill_user(l->out, row);
 		l->found = true;
 	}
-	l->counters->name_counted = !row[10].is_null;
-	l->counters->name_locked_until = row[10].is_null ? 0 : row[10].i;
-	l->counters->address_locked_until = row[11].is_null ? 0 : row[11].i;
+	struct login_counters *c = l->counters;
+	c->name_counted = !row[10].is_null;
+	c->name_locked_until = row[10].is_null ? 0 : row[10].i;
+	c->address_locked_until = row[11].is_null ? 0 : row[11].i;
+	c->pair_counted = !row[12].is_null;
+	c->pair_locked_until = row[12].is_null ? 0 : row[12].i;
+	c->known_until = row[13].is_null ? 0 : row[13].i;
 	return 1;
 }
 
 enum db_status db_user_get_login(const char *username, enum user_lock lock,
-				 const char *name_subject,
-				 const char *address_subject, int64_t now,
+				 const struct login_subjects *subjects, int64_t now,
 				 struct user *out, struct login_counters *counters)
 {
 	static const enum user_stmt by_lock[] = {
@@ -172,13 +178,15 @@ enum db_status db_user_get_login(const char *username, enum user_lock lock,
 	};
 	struct login_ctx l = { out, counters, false };
 	struct db_param p[] = {
-		DB_INT(THROTTLE_LOGIN_USER),	DB_CSTR(name_subject),	  DB_INT(now),
-		DB_INT(THROTTLE_LOGIN_ADDRESS), DB_CSTR(address_subject), DB_INT(now),
+		DB_INT(THROTTLE_LOGIN_USER),	DB_CSTR(subjects->name),    DB_INT(now),
+		DB_INT(THROTTLE_LOGIN_ADDRESS), DB_CSTR(subjects->address), DB_INT(now),
+		DB_INT(THROTTLE_LOGIN_PAIR),	DB_CSTR(subjects->pair),    DB_INT(now),
+		DB_INT(THROTTLE_LOGIN_KNOWN),	DB_CSTR(subjects->pair),    DB_INT(now),
 		DB_CSTR(username),
 	};
 	memset(out, 0, sizeof *out);
 	memset(counters, 0, sizeof *counters);
-	enum db_status st = db_run(user_sql[by_lock[lock]], p, 7, login_row, &l, NULL);
+	enum db_status st = db_run(user_sql[by_lock[lock]], p, 13, login_row, &l, NULL);
 	if (st != DB_OK)
 		return st;
 	return l.found ? DB_OK : DB_NOT_FOUND;

@@ -35,23 +35,38 @@ enum db_status db_user_get(const char *username, enum user_lock lock,
 			   struct user *out);
 enum db_status db_user_exists(const char *username, int *exists);
 
-/* The failed-login counters a login is subject to (throttle.h). */
+/*
+ * The throttle rows a login is subject to (throttle.h), as subjects
+ * ("" where none applies): the account's daily count, the client
+ * address's count, and the account-and-address pair's count and mark of
+ * a recent correct login.
+ */
+struct login_subjects {
+	const char *name;
+	const char *address;
+	const char *pair;
+	char address_buf[64];
+	char pair_buf[33 + 64]; /* "name address" */
+};
+
+/* What those rows say at the time of the login (seconds; 0: none). */
 struct login_counters {
-	bool name_counted;            /* the name has failures on record */
-	int64_t name_locked_until;    /* seconds; 0: no lock (or no row) */
-	int64_t address_locked_until; /* seconds; 0: no lock (or no row) */
+	bool name_counted;            /* the account has failures on record */
+	int64_t name_locked_until;    /* its daily count is spent until then */
+	int64_t address_locked_until;
+	bool pair_counted;            /* this pair has failures on record */
+	int64_t pair_locked_until;
+	int64_t known_until;          /* a correct login from here keeps it known until */
 };
 
 /*
  * db_user_get() for a login: the same row and lock, plus the live
- * counters of name_subject and address_subject ("" for none) at `now`
- * (seconds), all in one round trip so a login costs no extra query.
- * DB_OK, or DB_NOT_FOUND for an unknown name; *counters is filled in
- * both cases.
+ * throttle rows of the login's subjects at `now` (seconds), all in one
+ * round trip so a login costs no extra query. DB_OK, or DB_NOT_FOUND
+ * for an unknown name; *counters is filled in both cases.
  */
 enum db_status db_user_get_login(const char *username, enum user_lock lock,
-				 const char *name_subject,
-				 const char *address_subject, int64_t now,
+				 const struct login_subjects *subjects, int64_t now,
 				 struct user *out, struct login_counters *counters);
 /*
  * DB_CONFLICT when the name is taken. node is the account's storage node

@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client_address.h"
+#include "config.h"
+#include "log.h"
 #include "util.h"
 
 void request_init(struct request *req, unsigned long id, char **env)
@@ -40,8 +43,31 @@ const char *request_env(const struct request *req, const char *name)
 	return NULL;
 }
 
+void request_find_client(struct request *req)
+{
+	const char *remote = request_env(req, "REMOTE_ADDR");
+	const char *forwarded = request_header(req, "X-Forwarded-For");
+	static bool warned;
+	if (client_address_resolve(remote, forwarded, req->cfg->trusted_proxies,
+				   req->client_address, sizeof req->client_address))
+		return;
+	/* A proxy that is not trusted: every client behind it would count
+	 * as one address. Said once per process; any client can send the
+	 * header, so no more than that. */
+	if (forwarded != NULL && remote != NULL && !warned &&
+	    !client_address_in_list(req->cfg->trusted_proxies, remote)) {
+		warned = true;
+		log_warn("X-Forwarded-For ignored from %s, which is not in "
+			 "trusted_proxies: if it is your reverse proxy, list it "
+			 "there, or every client behind it counts as one address",
+			 remote);
+	}
+}
+
 const char *request_client_address(const struct request *req)
 {
+	if (req->client_address[0] != '\0')
+		return req->client_address;
 	return request_env(req, "REMOTE_ADDR");
 }
 

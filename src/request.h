@@ -78,14 +78,16 @@ struct request {
 	/*
 	 * Throttling (throttle.h), acted on by the gate after the request's
 	 * transaction, so that a rollback cannot undo a count: a wrong secret
-	 * (password, reset code, admin secret) tried on failed_name ("": no
-	 * account), and a correct login of an account with failures on record.
+	 * (password, admin secret) tried on failed_name ("": no account), a
+	 * correct login that must be recorded, and a wrong reset code.
 	 */
 	bool login_failed;
 	char failed_name[64];
 	int64_t failed_user_id; /* its account, 0 if none */
-	bool name_had_failures; /* set by the throttle check of the login */
+	bool success_to_record; /* set by the throttle check of the login */
 	char succeeded_name[64];
+	bool reset_code_failed; /* set by the handler that checked the code */
+	char client_address[64]; /* request_client_address(); "" until resolved */
 	bool admin_secret_ok; /* X-Weave-Secret matched; checked once by the gate */
 	bool db_tried_again; /* ran again once after losing its database server */
 };
@@ -97,8 +99,13 @@ void request_free(struct request *req);
 /* Value of a FastCGI/CGI variable, or NULL. */
 const char *request_env(const struct request *req, const char *name);
 
-/* The client's address as the web server saw it (REMOTE_ADDR), or NULL. */
+/*
+ * The client's address: REMOTE_ADDR, or, when that is one of the
+ * trusted_proxies, the address the proxy saw (client_address.h). NULL
+ * when the web server gave none. request_find_client() decides, once.
+ */
 const char *request_client_address(const struct request *req);
+void request_find_client(struct request *req);
 
 /* Value of a request header by its HTTP name ("X-Confirm-Delete"), or NULL. */
 const char *request_header(const struct request *req, const char *name);

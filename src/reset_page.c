@@ -1,6 +1,7 @@
-/* reset_page.c - password-reset pages: ask for a name, then a new password. */
+/* reset_page.c - password-reset pages: ask for a name, then the code and a new password. */
 #include "reset_page.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,9 +12,9 @@
 #include "buf.h"
 #include "db_user.h"
 #include "html.h"
-#include "password.h"
 #include "log.h"
-#include "route.h"
+#include "password.h"
+#include "reset_code.h"
 #include "throttle.h"
 #include "user_api.h"
 #include "util.h"
@@ -44,15 +45,24 @@ static void ask_username_page(struct response *resp, const char *error)
 	buf_free(&b);
 }
 
-static void new_password_page(struct response *resp, const char *username,
-			      const char *key, const char *error)
+/*
+ * The form for the code and a new password. code is what the person
+ * typed in a form that came back with an error, never a value from the
+ * URL: a code in a URL would stand in access logs.
+ */
+static void new_password_page(struct response *resp, int status,
+			      const char *username, const char *code,
+			      const char *error_html)
 {
 	struct buf b;
 	buf_init(&b, 65536);
-	if (error != NULL) {
+	if (error_html != NULL) {
 		buf_puts(&b, "<p class=\"error\">");
-		html_escape(&b, error);
+		buf_puts(&b, error_html);
 		buf_puts(&b, "</p>\n");
+	} else {
+		buf_puts(&b, "<p>Enter the reset code from the mail (dashes and case "
+			     "do not matter) and choose a new password.</p>\n");
 	}
 	buf_puts(&b, "<form method=\"post\" action=\"weave-password-reset\">\n"
 		     "<label for=\"username\">User name</label>\n"
@@ -61,17 +71,31 @@ static void new_password_page(struct response *resp, const char *username,
 	buf_puts(&b, "\" autocomplete=\"username\" required>\n"
 		     "<label for=\"key\">Reset code</label>\n"
 		     "<input type=\"text\" id=\"key\" name=\"key\" value=\"");
-	html_escape(&b, key ? key : "");
-	buf_puts(&b, "\" autocomplete=\"off\" required>\n"
+	html_escape(&b, code ? code : "");
+	buf_puts(&b, "\" autocomplete=\"off\" autocapitalize=\"characters\" "
+		     "spellcheck=\"false\" required>\n"
 		     "<label for=\"password\">New password (at least 8 characters)</label>\n"
 		     "<input type=\"password\" id=\"password\" name=\"password\" "
 		     "autocomplete=\"new-password\" required>\n"
 		     "<label for=\"confirm\">New password again</label>\n"
 		     "<input type=\"password\" id=\"confirm\" name=\"confirm\" "
 		     "autocomplete=\"new-password\" required>\n"
-		     "<button type=\"submit\">Change password</button>\n</form>\n");
-	html_page(resp, error ? 400 : 200, "Choose a new password", b.data);
+		     "<button type=\"submit\">Change password</button>\n</form>\n"
+		     "<p><a href=\"weave-password-reset\">Ask for a new code</a></p>\n");
+	html_page(resp, status, "Choose a new password", b.data);
 	buf_free(&b);
+}
+
+/* The same form again with a plain-text reason (escaped here). */
+static void new_password_again(struct response *resp, int status,
+			       const char *username, const char *code,
+			       const char *why)
+{
+	struct buf e;
+	buf_init(&e, 4096);
+	html_escape(&e, why);
+	new_password_page(resp, status, username, code, e.data);
+	buf_free(&e);
 }
 
 /* The account name as typed: lower-cased, e-mail logins hashed; NULL if invalid. */
@@ -131,10 +155,17 @@ static int send_link(struct request *req, struct response *resp, const char *uid
 	} else {
 		goto unavailable;
 	}
-	html_page(resp, 200, "Check your mail",
-		  "<p>Further instructions have been sent to the e-mail address "
-		  "of the account, if it has one. The link in the message is valid "
-		  "for a few hours.</p>");
+	/* The 1.0 add-on looks for "Further instructions have been sent". */
+	struct buf b;
+	buf_init(&b, 4096);
+	buf_puts(&b, "<p>Further instructions have been sent to the e-mail address "
+		     "of the account, if it has one. The reset code in the message "
+		     "is valid for a few hours.</p>\n"
+		     "<p><a href=\"weave-password-reset?username=");
+	buf_puts(&b, name); /* a valid name: URL- and HTML-safe */
+	buf_puts(&b, "\">Enter the code</a></p>\n");
+	html_page(resp, 200, "Check your mail", b.data);
+	buf_free(&b);
 	return 200;
 unavailable:
 	html_page(resp, 503, "Try again later",
@@ -154,36 +185,45 @@ static int set_password(struct request *req, struct response *resp)
 	struct user u;
 
 	if (username == NULL || !account_name(username, name)) {
-		new_password_page(resp, username, key, "Please enter your user name.");
+		new_password_again(resp, 400, username, key, "Please enter your user name.");
 		return 400;
 	}
 	if (pw == NULL || confirm == NULL || strcmp(pw->value, confirm) != 0) {
-		new_password_page(resp, username, key, "The two passwords differ.");
+		new_password_again(resp, 400, username, key, "The two passwords differ.");
 		return 400;
 	}
 	if (!password_is_strong(pw->value, pw->value_len, name)) {
-		new_password_page(resp, username, key,
-				  "That password is too weak: use at least 8 characters, "
-				  "and not your user name.");
+		new_password_again(resp, 400, username, key,
+				   "That password is too weak: use at least 8 characters, "
+				   "and not your user name.");
 		return 400;
 	}
 	enum db_status st;
-	int allowed = gate_login_allowed(req, name, &st);
-	if (allowed < 0)
+	int64_t retry_after;
+	switch (throttle_code_check(req->cfg, request_client_address(req),
+				    (int64_t)time(NULL), &retry_after, &st)) {
+	case THROTTLE_ALLOW:
+		break;
+	case THROTTLE_DENY: {
+		char why[160];
+		log_info("reset code for %s not checked: too many wrong ones from "
+			 "this address", name);
+		snprintf(why, sizeof why,
+			 "Too many wrong reset codes came from your network. Please "
+			 "try again in %lld minutes.", (long long)(retry_after + 59) / 60);
+		resp_header(resp, "Retry-After", "%lld", (long long)retry_after);
+		new_password_again(resp, 429, username, key, why);
+		return 429;
+	}
+	case THROTTLE_DB_FAILED:
+	default:
 		goto unavailable;
-	if (allowed == 0) {
-		log_info("reset code for %s not checked: too many wrong ones", name);
-		new_password_page(resp, username, key,
-				  "That reset code is wrong, used or expired. Ask for a new one.");
-		return 400;
 	}
 	if (db_begin() != DB_OK)
 		goto unavailable;
-	int64_t failed_id = 0; /* the account a wrong code was tried on */
 	st = db_user_get(name, USER_LOCK_EXCLUSIVE, &u);
 	if (st == DB_OK) {
-		failed_id = u.id;
-		if (key == NULL || user_reset_code_hash(key, hash) < 0)
+		if (key == NULL || reset_code_hash(key, hash) < 0)
 			st = DB_NOT_FOUND;
 		else
 			st = db_reset_take(u.id, hash, (int64_t)time(NULL));
@@ -195,9 +235,13 @@ static int set_password(struct request *req, struct response *resp)
 	}
 	if (st == DB_NOT_FOUND) {
 		db_rollback();
-		gate_login_failed(req, name, failed_id);
-		new_password_page(resp, username, key,
-				  "That reset code is wrong, used or expired. Ask for a new one.");
+		req->reset_code_failed = true;
+		log_info("password reset for %s refused: wrong, used or expired code",
+			 name);
+		new_password_page(resp, 400, username, key,
+				  "That reset code is wrong, used or expired. Check it "
+				  "against the mail and try again below, or "
+				  "<a href=\"weave-password-reset\">ask for a new one</a>.");
 		return 400;
 	}
 	if (st != DB_OK || db_commit() != DB_OK)
@@ -232,8 +276,10 @@ int reset_page(struct request *req, struct response *resp)
 		status = send_link(req, resp, uid);
 	else if (req->method == METHOD_POST)
 		status = set_password(req, resp);
-	else if (field(req, "key") != NULL || field(req, "username") != NULL) {
-		new_password_page(resp, field(req, "username"), field(req, "key"), NULL);
+	else if (field(req, "username") != NULL || field(req, "key") != NULL) {
+		/* A key= in the URL (links of older mails) is not taken:
+		 * the person types it from the mail. */
+		new_password_page(resp, 200, field(req, "username"), NULL, NULL);
 		status = 200;
 	} else {
 		ask_username_page(resp, NULL);

@@ -324,12 +324,11 @@ int handler_db_failure(struct request *req, struct response *resp,
 	return 503;
 }
 
-int gate_login_allowed(struct request *req, const char *name,
-		       enum db_status *st)
+/* May the admin secret be checked from this address? 1 yes, 0 no, -1 *st failed. */
+static int gate_address_allowed(struct request *req, enum db_status *st)
 {
-	switch (throttle_login_check(req->cfg, name, request_client_address(req),
-				     now_centiseconds() / 100,
-				     &req->name_had_failures, st)) {
+	switch (throttle_address_check(req->cfg, request_client_address(req),
+				       now_centiseconds() / 100, st)) {
 	case THROTTLE_ALLOW:
 		return 1;
 	case THROTTLE_DENY:
@@ -348,25 +347,29 @@ static void copy_name(char *dst, size_t cap, const char *name)
 	dst[len] = '\0';
 }
 
-void gate_login_failed(struct request *req, const char *name, int64_t user_id)
+/* The secret tried on name (NULL: no account) was wrong: count it.
+ * user_id: the account's id, 0 if there is none. */
+static void gate_login_failed(struct request *req, const char *name,
+			      int64_t user_id)
 {
 	req->login_failed = true;
 	copy_name(req->failed_name, sizeof req->failed_name, name);
 	req->failed_user_id = user_id;
 }
 
-/* name logged in correctly: its failures, if it has any, are forgotten. */
+/* name logged in correctly: see throttle_login_success_to_record(). */
 static void gate_login_succeeded(struct request *req, const char *name)
 {
-	if (req->name_had_failures)
+	if (req->success_to_record)
 		copy_name(req->succeeded_name, sizeof req->succeeded_name, name);
 }
 
 /*
- * Count or clear logins now that the request's transaction is over. A
- * failure also stops every process answering the account from a kept row
- * (account_cache.h) until the database, which holds its count and lock,
- * has been asked again; an address it locks is published the same way.
+ * Count or record logins and wrong reset codes now that the request's
+ * transaction is over. A failed login also stops every process answering
+ * the account from a kept row (account_cache.h) until the database, which
+ * holds its count and lock, has been asked again; an address it locks is
+ * published the same way.
  */
 static void settle_logins(struct request *req)
 {
@@ -381,7 +384,12 @@ static void settle_logins(struct request *req)
 			change_board_note_address_lock(address, locked_until);
 	}
 	if (req->succeeded_name[0] != '\0')
-		throttle_login_succeeded(req->succeeded_name);
+		throttle_login_succeeded(req->cfg, req->succeeded_name,
+					 request_client_address(req),
+					 now_centiseconds() / 100);
+	if (req->reset_code_failed)
+		throttle_code_failed(req->cfg, request_client_address(req),
+				     now_centiseconds() / 100);
 }
 
 /*
@@ -396,7 +404,7 @@ static bool check_admin_secret(struct request *req)
 	enum db_status st;
 	if (secret == NULL || secret[0] == '\0' || given == NULL)
 		return false;
-	int allowed = gate_login_allowed(req, NULL, &st);
+	int allowed = gate_address_allowed(req, &st);
 	if (allowed <= 0) {
 		log_info("admin secret not checked: %s",
 			 allowed == 0 ? "the client address is locked"
@@ -487,9 +495,9 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 		resp_error(resp, 401, WEAVE_ERR_NONE);
 		goto done;
 	}
-	const char *name_subject, *address_subject;
+	struct login_subjects subjects;
 	throttle_login_subjects(cfg, cred.username, request_client_address(req),
-				&name_subject, &address_subject);
+				&subjects);
 
 	if (!writes && login_from_kept_row(req, &cred, user)) {
 		outcome = AUTH_DONE;
@@ -509,8 +517,8 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 		struct login_counters counters;
 		st = db_user_get_login(cred.username,
 				       writes ? USER_LOCK_EXCLUSIVE : USER_LOCK_SHARED,
-				       name_subject, address_subject,
-				       req->started / 100, user, &counters);
+				       &subjects, req->started / 100, user,
+				       &counters);
 		if (st != DB_OK && st != DB_NOT_FOUND)
 			goto db_failed;
 		if (throttle_login_locked(&counters, req->started / 100)) {
@@ -524,7 +532,8 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 			resp_error(resp, 401, WEAVE_ERR_NONE);
 			goto done;
 		}
-		req->name_had_failures = counters.name_counted;
+		req->success_to_record =
+			throttle_login_success_to_record(&counters, req->started / 100);
 		if (st == DB_NOT_FOUND) {
 			db_rollback();
 			password_verify(cred.password, cred.password_len,
@@ -801,6 +810,7 @@ void route_dispatch(struct request *req, struct response *resp)
 
 	if (resolve(req, resp, &r) < 0)
 		return;
+	request_find_client(req);
 	settings_current(cfg, now_centiseconds() / 100, &ops);
 	resp->backoff = ops.backoff;
 	resp->retry_after = ops.retry_after;

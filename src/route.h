@@ -54,15 +54,4 @@ void route_dispatch(struct request *req, struct response *resp);
 int handler_db_failure(struct request *req, struct response *resp,
 		       enum db_status st);
 
-/*
- * For handlers that check a secret themselves (reset codes): may a guess
- * at name's secret be checked now (throttle.h)? 1 yes; 0 no, refuse it
- * unchecked; -1 the database failed, *st says how.
- */
-int gate_login_allowed(struct request *req, const char *name,
-		       enum db_status *st);
-/* The secret tried on name (NULL: no account) was wrong: count it.
- * user_id: the account's id, 0 if there is none. */
-void gate_login_failed(struct request *req, const char *name, int64_t user_id);
-
 #endif

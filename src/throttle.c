@@ -1,164 +1,178 @@
 /* throttle.c - the policy of throttle.h over the counters of db_throttle.h. */
 #include "throttle.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "config.h"
 #include "db_throttle.h"
-#include "db_user.h"
 #include "log.h"
+
+#define KNOWN_LIFETIME ((int64_t)KNOWN_ADDRESS_DAYS * 86400)
+/* A correct login renews its address's mark at most once a day: one
+ * write per account and address per day, not one per sync. */
+#define KNOWN_RENEWAL 86400
 
 bool throttle_address_exempt(const char *list, const char *address)
 {
-	size_t len = strlen(address);
-	const char *p = list;
-	while (p != NULL && *p != '\0') {
-		size_t skip = strspn(p, " ,\t");
-		p += skip;
-		size_t word = strcspn(p, " ,\t");
-		if (word == len && word > 0 && memcmp(p, address, len) == 0)
-			return true;
-		p += word;
-	}
-	return false;
+	return client_address_in_list(list, address);
 }
 
-/* The address to count, or NULL when it is unknown or exempt. */
-static const char *counted_address(const struct config *cfg, const char *address)
+/* The network of address into net: false when unknown or not an IP address. */
+static bool network_of(const char *address, char net[CLIENT_ADDRESS_MAX])
 {
-	if (address == NULL || address[0] == '\0' ||
-	    throttle_address_exempt(cfg->throttle_exempt, address))
-		return NULL;
-	return address;
+	return address != NULL &&
+	       client_address_network(address, net, CLIENT_ADDRESS_MAX) == 0;
 }
 
-static bool locked(const struct throttle_row *r, int64_t now)
+/* As network_of(), and false for exempt addresses: counted per address. */
+static bool counted_network(const struct config *cfg, const char *address,
+			    char net[CLIENT_ADDRESS_MAX])
 {
-	return r->found && r->locked_until > now;
-}
-
-/*
- * The subjects a pair of limits applies to: the name unless its limit is
- * off, the address unless its limit is off or it is unknown or exempt.
- * NULL where none applies.
- */
-static void pick_subjects(const struct config *cfg, int64_t name_limit,
-			  int64_t address_limit, const char *name,
-			  const char *address, const char **name_subject,
-			  const char **address_subject)
-{
-	*name_subject = name_limit > 0 ? name : NULL;
-	*address_subject = address_limit > 0 ? counted_address(cfg, address) : NULL;
-}
-
-/*
- * Look up the name's and the address's rows of the given kinds; a
- * missing subject gets an empty row. One round trip for both.
- */
-static enum db_status get_rows(enum throttle_kind name_kind, const char *name,
-			       enum throttle_kind address_kind,
-			       const char *address, int64_t now,
-			       struct throttle_row *by_name,
-			       struct throttle_row *by_address)
-{
-	memset(by_name, 0, sizeof *by_name);
-	memset(by_address, 0, sizeof *by_address);
-	if (name == NULL && address == NULL)
-		return DB_OK;
-	/* An empty subject matches no row: names and addresses never are. */
-	return db_throttle_get(name_kind, name ? name : "", address_kind,
-			       address ? address : "", now, by_name, by_address);
+	return network_of(address, net) &&
+	       !throttle_address_exempt(cfg->throttle_exempt, address);
 }
 
 void throttle_login_subjects(const struct config *cfg, const char *name,
-			     const char *address, const char **name_subject,
-			     const char **address_subject)
+			     const char *address, struct login_subjects *out)
 {
-	pick_subjects(cfg, cfg->login_limit, cfg->login_address_limit, name,
-		      address, name_subject, address_subject);
-	if (*name_subject == NULL)
-		*name_subject = "";
-	if (*address_subject == NULL)
-		*address_subject = "";
+	char net[CLIENT_ADDRESS_MAX];
+	memset(out, 0, sizeof *out);
+	/* The account's row is kept even with its limit off: while it is
+	 * live, no process answers the account from a kept row (route.c). */
+	out->name = name;
+	out->address = "";
+	out->pair = "";
+	if (!network_of(address, net))
+		return;
+	snprintf(out->pair_buf, sizeof out->pair_buf, "%s %s", name, net);
+	out->pair = out->pair_buf;
+	if (cfg->login_address_limit > 0 &&
+	    !throttle_address_exempt(cfg->throttle_exempt, address)) {
+		snprintf(out->address_buf, sizeof out->address_buf, "%s", net);
+		out->address = out->address_buf;
+	}
 }
 
 bool throttle_login_locked(const struct login_counters *c, int64_t now)
 {
-	if (c->name_locked_until > now || c->address_locked_until > now) {
-		log_debug("login refused unchecked: %s is locked",
-			  c->name_locked_until > now ? "the account"
-						     : "the client address");
-		return true;
-	}
-	return false;
+	const char *why = NULL;
+	if (c->address_locked_until > now)
+		why = "the client address is locked";
+	else if (c->pair_locked_until > now)
+		why = "the account is locked for this client address";
+	else if (c->name_locked_until > now && c->known_until <= now)
+		why = "the account's daily guesses are spent and it has not "
+		      "logged in from this address lately";
+	if (why != NULL)
+		log_debug("login refused unchecked: %s", why);
+	return why != NULL;
 }
 
-enum throttle_verdict throttle_login_check(const struct config *cfg,
-					   const char *name, const char *address,
-					   int64_t now, bool *name_has_failures,
-					   enum db_status *st)
+bool throttle_login_success_to_record(const struct login_counters *c, int64_t now)
 {
-	struct throttle_row by_name, by_address;
-	pick_subjects(cfg, cfg->login_limit, cfg->login_address_limit, name,
-		      address, &name, &address);
-	*name_has_failures = false;
-	*st = get_rows(THROTTLE_LOGIN_USER, name, THROTTLE_LOGIN_ADDRESS, address,
-		       now, &by_name, &by_address);
-	if (*st != DB_OK)
-		return THROTTLE_DB_FAILED;
-	*name_has_failures = by_name.found;
-	struct login_counters c = { by_name.found, by_name.locked_until,
-				    by_address.locked_until };
-	return throttle_login_locked(&c, now) ? THROTTLE_DENY : THROTTLE_ALLOW;
+	return c->pair_counted || c->known_until < now + KNOWN_LIFETIME - KNOWN_RENEWAL;
 }
 
-/* Count one event; true if it locked subject. */
+/* Count one event; true if it locked subject. Errors are logged. */
 static bool count(enum throttle_kind kind, const char *subject, int64_t now,
-		  int64_t window, int64_t limit, int64_t lockout, const char *what)
+		  int64_t window, int64_t limit, int64_t lockout)
 {
 	bool locked_now = false;
 	enum db_status st = db_throttle_count(kind, subject, now, window, limit,
 					      lockout, &locked_now);
 	if (st != DB_OK)
-		log_error("could not count a %s: %s", what, db_status_text(st));
-	else if (locked_now)
-		log_warn("%s %s reached %lld %ss within %lld s: locked for %lld s",
-			 kind == THROTTLE_LOGIN_USER || kind == THROTTLE_RESET_USER
-				 ? "account"
-				 : "client address",
-			 subject, (long long)limit, what, (long long)window,
-			 (long long)lockout);
+		log_error("could not count a failure of %s: %s", subject,
+			  db_status_text(st));
 	return st == DB_OK && locked_now;
+}
+
+static int64_t count_address(const struct config *cfg, const char *net,
+			     int64_t now)
+{
+	if (cfg->login_address_limit <= 0 ||
+	    !count(THROTTLE_LOGIN_ADDRESS, net, now, cfg->login_window,
+		   cfg->login_address_limit, cfg->login_lockout))
+		return 0;
+	log_warn("client address %s reached %lld failed logins within %lld s: "
+		 "locked for %lld s", net, (long long)cfg->login_address_limit,
+		 (long long)cfg->login_window, (long long)cfg->login_lockout);
+	return now + cfg->login_lockout;
+}
+
+static void count_account(const struct config *cfg, const char *name,
+			  const char *pair, int64_t now)
+{
+	/* With the limit off the row still counts (throttle_login_subjects). */
+	if (count(THROTTLE_LOGIN_USER, name, now, ACCOUNT_WINDOW_SECONDS,
+		  cfg->login_account_limit, ACCOUNT_WINDOW_SECONDS))
+		log_warn("account %s reached %lld failed logins within a day: for "
+			 "a day only addresses it logged in from in the last %d "
+			 "days may try its password", name,
+			 (long long)cfg->login_account_limit, KNOWN_ADDRESS_DAYS);
+	if (pair == NULL || cfg->login_limit <= 0)
+		return;
+	if (count(THROTTLE_LOGIN_PAIR, pair, now, cfg->login_window,
+		  cfg->login_limit, cfg->login_lockout)) {
+		log_warn("account and address %s reached %lld failed logins within "
+			 "%lld s: locked for %lld s", pair, (long long)cfg->login_limit,
+			 (long long)cfg->login_window, (long long)cfg->login_lockout);
+		/* While a lock lives, so must the account's row: it keeps
+		 * kept rows, which know no locks, out of use (route.c). */
+		db_throttle_extend(THROTTLE_LOGIN_USER, name, now + cfg->login_lockout);
+	}
 }
 
 int64_t throttle_login_failed(const struct config *cfg, const char *name,
 			      const char *address, int64_t now)
 {
-	int64_t address_locked_until = 0;
-	pick_subjects(cfg, cfg->login_limit, cfg->login_address_limit, name,
-		      address, &name, &address);
-	if (name != NULL)
-		count(THROTTLE_LOGIN_USER, name, now, cfg->login_window,
-		      cfg->login_limit, cfg->login_lockout, "failed login");
-	if (address != NULL &&
-	    count(THROTTLE_LOGIN_ADDRESS, address, now, cfg->login_window,
-		  cfg->login_address_limit, cfg->login_lockout, "failed login"))
-		address_locked_until = now + cfg->login_lockout;
+	char net[CLIENT_ADDRESS_MAX];
+	bool counted = counted_network(cfg, address, net);
+	if (name != NULL) {
+		struct login_subjects s;
+		throttle_login_subjects(cfg, name, address, &s);
+		count_account(cfg, name, counted ? s.pair : NULL, now);
+	}
+	int64_t address_locked_until = counted ? count_address(cfg, net, now) : 0;
 	/* Keep the table small: rows past their window are dead weight. */
 	uint64_t removed = 0;
 	db_throttle_forget(now, 100, &removed);
 	return address_locked_until;
 }
 
-void throttle_login_succeeded(const char *name)
+void throttle_login_succeeded(const struct config *cfg, const char *name,
+			      const char *address, int64_t now)
 {
+	struct login_subjects s;
 	uint64_t removed = 0;
-	enum db_status st = db_throttle_clear(THROTTLE_LOGIN_USER, name, &removed);
+	throttle_login_subjects(cfg, name, address, &s);
+	if (s.pair[0] == '\0')
+		return;
+	enum db_status st = db_throttle_clear(THROTTLE_LOGIN_PAIR, s.pair, &removed);
+	if (st == DB_OK)
+		st = db_throttle_touch(THROTTLE_LOGIN_KNOWN, s.pair, now, KNOWN_LIFETIME);
 	if (st != DB_OK)
-		log_error("could not clear the failed logins of %s: %s", name,
+		log_error("could not record the correct login of %s: %s", s.pair,
 			  db_status_text(st));
 	else if (removed > 0)
-		log_debug("failed logins of %s cleared by a correct login", name);
+		log_debug("failed logins of %s cleared by a correct login", s.pair);
+}
+
+/* The live row of one subject (an empty row for NULL). */
+static enum db_status get_row(enum throttle_kind kind, const char *subject,
+			      int64_t now, struct throttle_row *row)
+{
+	struct throttle_row unused;
+	memset(row, 0, sizeof *row);
+	if (subject == NULL)
+		return DB_OK;
+	/* An empty subject matches no row: names and addresses never are. */
+	return db_throttle_get(kind, subject, kind, "", now, row, &unused);
+}
+
+static bool locked(const struct throttle_row *r, int64_t now)
+{
+	return r->found && r->locked_until > now;
 }
 
 static int64_t wait_for(const struct throttle_row *r, int64_t now)
@@ -167,17 +181,42 @@ static int64_t wait_for(const struct throttle_row *r, int64_t now)
 	return wait > 0 ? wait : 1;
 }
 
+enum throttle_verdict throttle_address_check(const struct config *cfg,
+					     const char *address, int64_t now,
+					     enum db_status *st)
+{
+	char net[CLIENT_ADDRESS_MAX];
+	struct throttle_row r;
+	bool counted = cfg->login_address_limit > 0 &&
+		       counted_network(cfg, address, net);
+	*st = get_row(THROTTLE_LOGIN_ADDRESS, counted ? net : NULL, now, &r);
+	if (*st != DB_OK)
+		return THROTTLE_DB_FAILED;
+	return locked(&r, now) ? THROTTLE_DENY : THROTTLE_ALLOW;
+}
+
 enum throttle_verdict throttle_reset_request(const struct config *cfg,
 					     const char *name, const char *address,
 					     int64_t now, int64_t *retry_after,
 					     enum db_status *st)
 {
+	char net[CLIENT_ADDRESS_MAX];
 	struct throttle_row by_name, by_address;
+	const char *name_subject = cfg->reset_limit > 0 ? name : NULL;
+	const char *address_subject = cfg->reset_address_limit > 0 &&
+						      counted_network(cfg, address, net)
+					      ? net
+					      : NULL;
 	*retry_after = 0;
-	pick_subjects(cfg, cfg->reset_limit, cfg->reset_address_limit, name,
-		      address, &name, &address);
-	*st = get_rows(THROTTLE_RESET_USER, name, THROTTLE_RESET_ADDRESS, address,
-		       now, &by_name, &by_address);
+	memset(&by_name, 0, sizeof by_name);
+	memset(&by_address, 0, sizeof by_address);
+	if (name_subject != NULL || address_subject != NULL)
+		*st = db_throttle_get(THROTTLE_RESET_USER, name_subject ? name_subject : "",
+				      THROTTLE_RESET_ADDRESS,
+				      address_subject ? address_subject : "", now,
+				      &by_name, &by_address);
+	else
+		*st = DB_OK;
 	if (*st != DB_OK)
 		return THROTTLE_DB_FAILED;
 	if (locked(&by_name, now) || locked(&by_address, now)) {
@@ -188,12 +227,49 @@ enum throttle_verdict throttle_reset_request(const struct config *cfg,
 	}
 	/* Requests, not failures: the one that reaches the limit still goes
 	 * out, and the next one waits for the window to end. */
-	if (name != NULL)
-		count(THROTTLE_RESET_USER, name, now, cfg->reset_window,
-		      cfg->reset_limit, cfg->reset_window, "password-reset request");
-	if (address != NULL)
-		count(THROTTLE_RESET_ADDRESS, address, now, cfg->reset_window,
-		      cfg->reset_address_limit, cfg->reset_window,
-		      "password-reset request");
+	if (name_subject != NULL &&
+	    count(THROTTLE_RESET_USER, name_subject, now, cfg->reset_window,
+		  cfg->reset_limit, cfg->reset_window))
+		log_warn("account %s reached %lld password-reset requests within "
+			 "%lld s", name_subject, (long long)cfg->reset_limit,
+			 (long long)cfg->reset_window);
+	if (address_subject != NULL &&
+	    count(THROTTLE_RESET_ADDRESS, address_subject, now, cfg->reset_window,
+		  cfg->reset_address_limit, cfg->reset_window))
+		log_warn("client address %s reached %lld password-reset requests or "
+			 "wrong codes within %lld s", address_subject,
+			 (long long)cfg->reset_address_limit, (long long)cfg->reset_window);
 	return THROTTLE_ALLOW;
+}
+
+enum throttle_verdict throttle_code_check(const struct config *cfg,
+					  const char *address, int64_t now,
+					  int64_t *retry_after, enum db_status *st)
+{
+	char net[CLIENT_ADDRESS_MAX];
+	struct throttle_row r;
+	bool counted = cfg->reset_address_limit > 0 &&
+		       counted_network(cfg, address, net);
+	*retry_after = 0;
+	*st = get_row(THROTTLE_RESET_ADDRESS, counted ? net : NULL, now, &r);
+	if (*st != DB_OK)
+		return THROTTLE_DB_FAILED;
+	if (!locked(&r, now))
+		return THROTTLE_ALLOW;
+	*retry_after = wait_for(&r, now);
+	return THROTTLE_DENY;
+}
+
+void throttle_code_failed(const struct config *cfg, const char *address,
+			  int64_t now)
+{
+	char net[CLIENT_ADDRESS_MAX];
+	if (cfg->reset_address_limit <= 0 || !counted_network(cfg, address, net))
+		return;
+	if (count(THROTTLE_RESET_ADDRESS, net, now, cfg->reset_window,
+		  cfg->reset_address_limit, cfg->reset_window))
+		log_warn("client address %s reached %lld password-reset requests or "
+			 "wrong codes within %lld s: locked for %lld s", net,
+			 (long long)cfg->reset_address_limit,
+			 (long long)cfg->reset_window, (long long)cfg->reset_window);
 }

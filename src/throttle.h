@@ -1,15 +1,37 @@
 /*
- * throttle.h - limits on guessing and on mail: failed logins (a wrong
- * password, reset code or admin secret) per account name and per client
- * address, and password-reset mails per name and per address. The
- * counters live in the database (db_throttle.h), so every process sees
- * the same ones; the limits and windows come from weave.conf.
+ * throttle.h - limits on guessing and on mail, built so that nobody can
+ * use them to lock an account's owner out. The counters live in the
+ * database (db_throttle.h), so every process sees the same ones; the
+ * limits and windows come from weave.conf.
  *
- * A login that reached its limit is refused without its secret being
- * checked until the lock ends; the lock is logged once, when it starts.
- * A successful login clears its account's counter, never its address's
- * (one known password must not buy unlimited guesses at others).
- * Addresses listed in throttle_exempt skip the per-address limits.
+ * Passwords. A wrong password (or an unknown name) is counted three
+ * times: per account and client address (login_limit per login_window,
+ * then that pair is refused for login_lockout), per client address
+ * (login_address_limit, the same way: sprays over many names), and per
+ * account per day (login_account_limit). The daily count locks nobody
+ * out: once spent, the account is "guarded" for a day, and only
+ * addresses it logged in from correctly within KNOWN_ADDRESS_DAYS still
+ * get their passwords checked. So an attacker at other addresses gets
+ * login_account_limit guesses per account per day however many
+ * addresses they use, while the owner, at the addresses it syncs from,
+ * is never refused for failures it did not make. A correct login clears
+ * its pair's count and marks its address known, never the account's
+ * daily count (else each sync of the owner would buy the attacker a new
+ * budget) nor its address's count (one known password must not buy
+ * guesses at others).
+ *
+ * Addresses are counted by network (client_address_network(): an IPv6
+ * /64); behind trusted proxies the address is the one the proxy saw
+ * (client_address.h). Addresses in throttle_exempt are not counted per
+ * address or per pair; they are subject to the guard like any other.
+ *
+ * Reset codes and the admin secret. A wrong reset code counts against
+ * the reset flow's own per-address limit (reset_address_limit per
+ * reset_window, shared with reset-mail requests), never against logins;
+ * a wrong admin secret counts as a failed login of the address.
+ *
+ * A refused attempt is not checked and not counted; the lock is logged
+ * once, when it starts.
  */
 #ifndef WEAVE_THROTTLE_H
 #define WEAVE_THROTTLE_H
@@ -17,9 +39,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "client_address.h"
 #include "db.h"
+#include "db_user.h"
 
 struct config;
+
+/* How long a correct login keeps its address known to its account. */
+#define KNOWN_ADDRESS_DAYS 30
+/* The period of login_account_limit. */
+#define ACCOUNT_WINDOW_SECONDS 86400
 
 enum throttle_verdict {
 	THROTTLE_ALLOW,
@@ -27,40 +56,39 @@ enum throttle_verdict {
 	THROTTLE_DB_FAILED, /* could not tell: *st says why */
 };
 
-struct login_counters;
-
 /*
- * The counters a login of name from address is subject to, as subjects
- * for db_user_get_login(): "" where none applies (limit off, exempt or
- * unknown address).
+ * The counters a login of name from address is subject to, for
+ * db_user_get_login(); name and address as the request gave them
+ * (address may be NULL).
  */
 void throttle_login_subjects(const struct config *cfg, const char *name,
-			     const char *address, const char **name_subject,
-			     const char **address_subject);
+			     const char *address, struct login_subjects *out);
 
 /* Is a login with these counters refused without its password being checked? */
 bool throttle_login_locked(const struct login_counters *c, int64_t now);
 
-/*
- * The same check in a query of its own, for secrets other than a
- * password (reset codes, the admin secret). name may be NULL (the admin secret has no
- * account), address NULL when unknown. *name_has_failures tells whether
- * a success must clear the account's counter.
- */
-enum throttle_verdict throttle_login_check(const struct config *cfg,
-					   const char *name, const char *address,
-					   int64_t now, bool *name_has_failures,
-					   enum db_status *st);
+/* Must a correct login with these counters write (clear its pair, mark its address known)? */
+bool throttle_login_success_to_record(const struct login_counters *c, int64_t now);
 
 /*
- * Count a failed login; database errors are logged and otherwise ignored.
- * Returns when the lock of address ends if this failure locked it, else 0.
+ * For the admin secret: is the client address locked? In a query of its
+ * own; address NULL when unknown.
+ */
+enum throttle_verdict throttle_address_check(const struct config *cfg,
+					     const char *address, int64_t now,
+					     enum db_status *st);
+
+/*
+ * Count a failed login of name (NULL: no account, the admin secret) from
+ * address; database errors are logged and otherwise ignored. Returns
+ * when the lock of address ends if this failure locked it, else 0.
  */
 int64_t throttle_login_failed(const struct config *cfg, const char *name,
 			      const char *address, int64_t now);
 
-/* A correct login: forget the account's failures. */
-void throttle_login_succeeded(const char *name);
+/* A correct login of name from address: see throttle_login_success_to_record(). */
+void throttle_login_succeeded(const struct config *cfg, const char *name,
+			      const char *address, int64_t now);
 
 /*
  * Count a request for a reset-code mail and say whether it may be sent;
@@ -71,7 +99,19 @@ enum throttle_verdict throttle_reset_request(const struct config *cfg,
 					     int64_t now, int64_t *retry_after,
 					     enum db_status *st);
 
-/* Is address one of the space- or comma-separated addresses of list? */
+/*
+ * May a reset code from address be checked? THROTTLE_DENY with
+ * *retry_after when the address spent the reset flow's limit.
+ */
+enum throttle_verdict throttle_code_check(const struct config *cfg,
+					  const char *address, int64_t now,
+					  int64_t *retry_after, enum db_status *st);
+
+/* Count a wrong reset code from address (after the request's transaction). */
+void throttle_code_failed(const struct config *cfg, const char *address,
+			  int64_t now);
+
+/* Is address one of the addresses or networks of list (client_address_in_list)? */
 bool throttle_address_exempt(const char *list, const char *address);
 
 #endif

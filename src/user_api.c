@@ -7,24 +7,22 @@
 #include <time.h>
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/rand.h>
 
 #include "auth.h"
 #include "body.h"
 #include "captcha.h"
+#include "client_address.h"
 #include "config.h"
 #include "db_storage.h"
 #include "db_user.h"
 #include "log.h"
 #include "mail.h"
 #include "password.h"
+#include "reset_code.h"
 #include "route.h"
 #include "throttle.h"
 #include "util.h"
 #include "validate.h"
-
-#define RESET_CODE_LEN 19 /* XXXX-XXXX-XXXX-XXXX */
 
 static int answer_text(struct response *resp, const char *text)
 {
@@ -194,8 +192,13 @@ int user_create(struct request *req, struct response *resp)
 	int status = 0;
 	char hash[PASSWORD_HASH_MAX];
 
+	char net[CLIENT_ADDRESS_MAX];
 	if (address == NULL)
 		address = "";
+	/* Counted by network as throttle.h counts: an IPv6 host has a /64
+	 * to pick addresses from. */
+	if (client_address_network(address, net, sizeof net) == 0)
+		address = net;
 	if (!cfg->registration && !admin) {
 		log_info("registration refused: registration is off");
 		resp_error(resp, 400, WEAVE_ERR_UNSUPPORTED_FUNCTION);
@@ -299,97 +302,65 @@ int user_node(struct request *req, struct response *resp)
 	return status;
 }
 
-int user_reset_code_hash(const char *code, unsigned char hash[32])
-{
-	char norm[RESET_CODE_LEN + 1];
-	size_t n = 0;
-	for (const char *p = code; *p != '\0'; p++) {
-		char c = *p;
-		if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
-			continue;
-		if (c >= 'a' && c <= 'z')
-			c = (char)(c - 'a' + 'A');
-		if (n == RESET_CODE_LEN)
-			return -1;
-		norm[n++] = c;
-	}
-	norm[n] = '\0';
-	if (n != RESET_CODE_LEN)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		bool dash = i % 5 == 4;
-		char c = norm[i];
-		if (dash ? c != '-' : !((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
-			return -1;
-	}
-	unsigned int len = 32;
-	return EVP_Digest(norm, n, hash, &len, EVP_sha256(), NULL) == 1 ? 0 : -1;
-}
-
-/* XXXX-XXXX-XXXX-XXXX from A-Z0-9 (PROTOCOL.md B 3.2), unbiased. */
-static int make_reset_code(char code[RESET_CODE_LEN + 1])
-{
-	static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-	size_t n = 0;
-	while (n < RESET_CODE_LEN) {
-		unsigned char r;
-		if (n % 5 == 4) {
-			code[n++] = '-';
-			continue;
-		}
-		if (RAND_bytes(&r, 1) != 1)
-			return -1;
-		if (r >= 252) /* 252 = 7 * 36: reject to keep the draw uniform */
-			continue;
-		code[n++] = alphabet[r % 36];
-	}
-	code[n] = '\0';
-	return 0;
-}
-
 int user_send_reset_code(const struct request *req, const struct user *u)
 {
 	const struct config *cfg = req->cfg;
-	char code[RESET_CODE_LEN + 1];
+	char code[RESET_CODE_TEXT_MAX];
 	unsigned char hash[32];
 
 	if (u->email == NULL || u->email[0] == '\0')
 		return WEAVE_ERR_NO_EMAIL;
-	if (make_reset_code(code) < 0 || user_reset_code_hash(code, hash) < 0)
+	if (reset_code_make(code) < 0 || reset_code_hash(code, hash) < 0)
 		return -1;
 	int64_t expires = (int64_t)time(NULL) + cfg->reset_code_lifetime;
 	if (db_reset_store(u->id, hash, expires) != DB_OK)
 		return -1;
 
-	struct buf url, body, from;
-	buf_init(&url, 8192);
+	struct buf body, from;
 	buf_init(&body, 16384);
 	buf_init(&from, 512);
-	user_public_url(req, &url);
 	if (cfg->mail_from != NULL) {
 		buf_puts(&from, cfg->mail_from);
 	} else {
 		const char *host = request_env(req, "SERVER_NAME");
 		buf_printf(&from, "Weave Sync <weave@%s>", host ? host : "localhost");
 	}
+	/* The code never goes into the link: a URL ends up in web server
+	 * logs, proxies and browser histories, where a live code must not. */
 	buf_printf(&body,
 		   "Someone (hopefully you) asked to reset the password of the sync\n"
 		   "account \"%s\".\n\n"
-		   "To choose a new password, open this link within %lld hours:\n\n"
-		   "  %sweave-password-reset?username=%s&key=%s\n\n"
-		   "Or enter this reset code where you are asked for it:\n\n"
-		   "  %s\n\n"
-		   "If you did not ask for this, ignore this message: your password\n"
-		   "stays as it is.\n",
-		   u->username, (long long)(cfg->reset_code_lifetime + 3599) / 3600,
-		   url.data, u->username, code, code);
+		   "Your reset code is:\n\n"
+		   "  %s\n\n",
+		   u->username, code);
+	/* Only a configured URL makes the link: one built from the request's
+	 * Host header would let whoever asked for the mail point the owner
+	 * at a page of its own, where the owner would type the code. */
+	if (cfg->public_url != NULL) {
+		buf_printf(&body,
+			   "To choose a new password, open this page within %lld hours and\n"
+			   "enter the code there (dashes and case do not matter):\n\n"
+			   "  %sweave-password-reset?username=%s\n\n",
+			   (long long)(cfg->reset_code_lifetime + 3599) / 3600,
+			   cfg->public_url, u->username);
+	} else {
+		log_warn("reset mail sent without a link: set public_url in "
+			 "weave.conf so that it can carry one");
+		buf_printf(&body,
+			   "To choose a new password within %lld hours, open the page\n"
+			   "weave-password-reset of your sync server (the address you\n"
+			   "set up for syncing, followed by weave-password-reset) and\n"
+			   "enter the code there (dashes and case do not matter).\n\n",
+			   (long long)(cfg->reset_code_lifetime + 3599) / 3600);
+	}
+	buf_puts(&body, "If you did not ask for this, ignore this message: your password\n"
+			"stays as it is.\n");
 	int rc = mail_send(cfg->sendmail_command, from.data, u->email,
 			   "Reset your sync account password", body.data);
 	if (rc == 0)
 		log_info("password reset code mailed");
 	OPENSSL_cleanse(code, sizeof code);
 	buf_free_secret(&body);
-	buf_free(&url);
 	buf_free(&from);
 	return rc;
 }
@@ -435,7 +406,8 @@ static int load_path_user_locked(struct request *req, struct response *resp,
  * POST user/<u>/password, body = the new password as raw text.
  * Authenticated by Basic auth, or by X-Weave-Password-Reset: <code>
  * instead. 200 "success"; 400 7 empty; 400 9 weak; 400 10 wrong or
- * expired reset code; 401; 404 unknown user (reset code path); 503.
+ * expired reset code; 401; 404 unknown user (reset code path); 429 too
+ * many wrong codes from this address (throttle.h); 503.
  */
 int user_change_password(struct request *req, struct response *resp)
 {
@@ -452,23 +424,29 @@ int user_change_password(struct request *req, struct response *resp)
 		if ((status = load_path_user_locked(req, resp, &loaded)) != 0)
 			return status;
 		u = &loaded;
-		int allowed = gate_login_allowed(req, u->username, &st);
-		if (allowed < 0) {
+		int64_t retry_after;
+		switch (throttle_code_check(req->cfg, request_client_address(req),
+					    (int64_t)time(NULL), &retry_after, &st)) {
+		case THROTTLE_ALLOW:
+			break;
+		case THROTTLE_DENY:
+			log_info("reset code not checked: too many wrong ones from "
+				 "this address");
+			resp_header(resp, "Retry-After", "%lld", (long long)retry_after);
+			resp_error(resp, 429, WEAVE_ERR_NONE);
+			status = 429;
+			goto done;
+		case THROTTLE_DB_FAILED:
+		default:
 			status = handler_db_failure(req, resp, st);
 			goto done;
 		}
-		if (allowed == 0) {
-			log_info("reset code not checked: too many wrong ones");
-			resp_error(resp, 400, WEAVE_ERR_RESET_CODE);
-			status = 400;
-			goto done;
-		}
-		if (code == NULL || user_reset_code_hash(code, hash) < 0)
+		if (code == NULL || reset_code_hash(code, hash) < 0)
 			st = DB_NOT_FOUND;
 		else
 			st = db_reset_take(u->id, hash, (int64_t)time(NULL));
 		if (st == DB_NOT_FOUND) {
-			gate_login_failed(req, u->username, u->id);
+			req->reset_code_failed = true;
 			log_info("password change refused: wrong or expired reset code");
 			resp_error(resp, 400, WEAVE_ERR_RESET_CODE);
 			status = 400;

@@ -65,7 +65,4 @@ struct registration {
 int user_registration_parse(struct json_object *obj, const char *path_user,
 			    struct registration *out);
 
-/* Normalise a typed reset code and hash it (SHA-256); -1 if malformed. */
-int user_reset_code_hash(const char *code, unsigned char hash[32]);
-
 #endif

@@ -190,6 +190,9 @@ int cmd_user_enable(const struct args *a);
 int cmd_user_alert(const struct args *a);
 int cmd_user_node(const struct args *a);
 
+/* admin_secret.c: a fresh random secret (needs no weave.conf) */
+int cmd_secret(const struct args *a);
+
 /* admin_throttle.c: failed-login and reset-request counters */
 int cmd_user_unlock(const struct args *a);
 int cmd_throttle_list(const struct args *a);

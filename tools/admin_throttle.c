@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "admin.h"
+#include "client_address.h"
 #include "db_throttle.h"
 
 static const char *kind_name(enum throttle_kind kind)
@@ -19,21 +20,33 @@ static const char *kind_name(enum throttle_kind kind)
 		return "reset/account";
 	case THROTTLE_RESET_ADDRESS:
 		return "reset/address";
+	case THROTTLE_LOGIN_PAIR:
+		return "login/pair";
+	case THROTTLE_LOGIN_KNOWN:
+		return "known/pair";
 	}
 	return "?";
 }
 
-/* Clear both counters (logins, reset mails) of one subject. */
+/*
+ * Clear the counters (logins, reset mails) of one subject, and the
+ * failed logins of the account-and-address pairs it is part of
+ * ("name address": pair_part is "name " or " address"). The "known"
+ * marks stay: they are no lock.
+ */
 static int clear_pair(enum throttle_kind login, enum throttle_kind reset,
-		      const char *subject, const char *what)
+		      const char *subject, const char *pair_part, bool suffix,
+		      const char *what)
 {
-	uint64_t a = 0, b = 0;
+	uint64_t a = 0, b = 0, c = 0;
 	enum db_status st = db_throttle_clear(login, subject, &a);
 	if (st == DB_OK)
 		st = db_throttle_clear(reset, subject, &b);
+	if (st == DB_OK)
+		st = db_throttle_clear_part(THROTTLE_LOGIN_PAIR, pair_part, suffix, &c);
 	if (st != DB_OK)
 		return db_fail(st, "clearing the counters");
-	if (a + b == 0)
+	if (a + b + c == 0)
 		printf("%s %s had no failed logins or reset requests on record\n",
 		       what, subject);
 	else
@@ -49,23 +62,28 @@ int cmd_user_unlock(const struct args *a)
 	int rc = account_name(a->pos[0], name, NULL);
 	if (rc != EXIT_OK)
 		return rc;
-	return clear_pair(THROTTLE_LOGIN_USER, THROTTLE_RESET_USER, name, "account");
+	char prefix[USERNAME_MAX + 2];
+	snprintf(prefix, sizeof prefix, "%s ", name);
+	return clear_pair(THROTTLE_LOGIN_USER, THROTTLE_RESET_USER, name, prefix,
+			  false, "account");
 }
 
 int cmd_throttle_clear(const struct args *a)
 {
-	const char *address = a->pos[0];
-	size_t len = strlen(address);
-	if (len == 0 || len > 64 || strspn(address, "0123456789abcdefABCDEF.:") != len)
-		return usage_error("'%s' is not an IPv4 or IPv6 address", address);
-	return clear_pair(THROTTLE_LOGIN_ADDRESS, THROTTLE_RESET_ADDRESS, address,
-			  "client address");
+	char net[CLIENT_ADDRESS_MAX], suffix[CLIENT_ADDRESS_MAX + 1];
+	/* Counted by network: an IPv6 address by its /64 (throttle.h). */
+	if (client_address_network(a->pos[0], net, sizeof net) < 0)
+		return usage_error("'%s' is not an IPv4 or IPv6 address", a->pos[0]);
+	snprintf(suffix, sizeof suffix, " %s", net);
+	return clear_pair(THROTTLE_LOGIN_ADDRESS, THROTTLE_RESET_ADDRESS, net,
+			  suffix, true, "client address");
 }
 
 struct list_ctx {
 	json_object *array;
 	int64_t now;
 	int count;
+	int known; /* known/pair rows left out of the table */
 };
 
 static int list_row(void *ctx, enum throttle_kind kind, const char *subject,
@@ -88,6 +106,13 @@ static int list_row(void *ctx, enum throttle_kind kind, const char *subject,
 		json_object_array_add(l->array, o);
 		return 0;
 	}
+	/* One per account and address that logged in lately: many, and no
+	 * lock; the table counts them, --json lists them. */
+	if (kind == THROTTLE_LOGIN_KNOWN) {
+		l->count--;
+		l->known++;
+		return 0;
+	}
 	char since[32], until[32];
 	format_utc(r->window_start, since, sizeof since);
 	if (is_locked)
@@ -101,7 +126,7 @@ static int list_row(void *ctx, enum throttle_kind kind, const char *subject,
 
 int cmd_throttle_list(const struct args *a)
 {
-	struct list_ctx l = { NULL, (int64_t)time(NULL), 0 };
+	struct list_ctx l = { NULL, (int64_t)time(NULL), 0, 0 };
 	if (has_opt(a, OPT_JSON))
 		l.array = json_object_new_array();
 	else
@@ -116,5 +141,8 @@ int cmd_throttle_list(const struct args *a)
 		json_print(l.array);
 	else if (l.count == 0)
 		printf("(no failed logins or reset requests in their windows)\n");
+	if (l.array == NULL && l.known > 0)
+		printf("(and %d known account addresses, kind known/pair: --json lists them)\n",
+		       l.known);
 	return EXIT_OK;
 }

@@ -315,6 +315,13 @@ stack_apache_start() {
 
 	mkdir -p "$dir/run" "$dir/htdocs"
 	rm -f "$dir/httpd.pid"
+	# The logs hold client addresses, account names and request lines:
+	# root (which opens them, for Apache and its children) reads them,
+	# nobody else. Apache keeps the mode of a file that exists.
+	local log
+	for log in "$dir/error.log" "$dir/access.log"; do
+		(umask 077 && touch "$log") && chmod 0600 "$log" || return 1
+	done
 	# mod_fcgid's sockets (IPCDIR/PID.N) are made by its www-data process
 	# manager. A Unix socket path holds at most 107 bytes, so a deep tree
 	# gets a short directory under /tmp instead (removed again on stop).

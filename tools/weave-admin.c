@@ -82,10 +82,11 @@ static const struct command commands[] = {
 	  "allow a disabled account again", "Enable a disabled account again." },
 	{ "user unlock", 1, 1, 0, cmd_user_unlock, "NAME",
 	  "forget an account's failed logins and reset requests (lift a lock)",
-	  "After login_limit failed logins (wrong password or reset code) within\n"
-	  "login_window seconds an account is locked for login_lockout seconds:\n"
-	  "every login gets 401 without its password being checked. This clears\n"
-	  "the account's counters, lifting the lock and the reset_limit on\n"
+	  "After login_limit wrong passwords from one address within login_window\n"
+	  "seconds, logins of the account from that address are refused for\n"
+	  "login_lockout seconds; after login_account_limit in a day, only\n"
+	  "addresses it logged in from lately are checked. This clears the\n"
+	  "account's counters, lifting those locks and the reset_limit on\n"
 	  "password-reset mails at once. Names that have no account are counted\n"
 	  "and locked the same way, so NAME need not exist." },
 	{ "user alert", 1, 2, OPT(OPT_CLEAR), cmd_user_alert, "NAME TEXT|--clear",
@@ -121,16 +122,23 @@ static const struct command commands[] = {
 
 	{ "throttle list", 0, 0, OPT(OPT_JSON), cmd_throttle_list, "[--json]",
 	  "show failed-login and reset-request counters, and locks",
-	  "List the live counters: failed logins per account and per client\n"
-	  "address, password-reset requests per account and per address, with\n"
-	  "the start of their window and, for locked ones, when the lock ends.\n"
-	  "Locked ones come first. Times are UTC; --json gives seconds since\n"
-	  "the epoch." },
+	  "List the live counters: failed logins per account in its day\n"
+	  "(login/account; locked: only known addresses are checked), per\n"
+	  "client address (login/address) and per account and address\n"
+	  "(login/pair, \"NAME ADDRESS\"); password-reset requests per account,\n"
+	  "and requests and wrong codes per address (reset/...); addresses the\n"
+	  "account logged in from correctly (known/pair: many, so the table\n"
+	  "only counts them; --json lists them). With the start of\n"
+	  "their window and, for locked ones, when the lock ends. Locked ones\n"
+	  "come first. Times are UTC; --json gives seconds since the epoch.\n"
+	  "IPv6 addresses are counted by their /64." },
 	{ "throttle clear", 1, 1, 0, cmd_throttle_clear, "ADDRESS",
 	  "forget a client address's failed logins and reset requests",
-	  "Clear the counters of a client address (as Apache saw it, REMOTE_ADDR),\n"
-	  "lifting its lock. Addresses that must never be locked (a monitoring\n"
-	  "host, say) belong in throttle_exempt of weave.conf instead." },
+	  "Clear the counters of a client address (REMOTE_ADDR, or behind\n"
+	  "trusted_proxies the address the proxy saw; an IPv6 address clears\n"
+	  "its /64), and of every account at it, lifting their locks.\n"
+	  "Addresses that must never be locked (a monitoring host, say) belong\n"
+	  "in throttle_exempt of weave.conf instead." },
 
 	{ "purge", 0, 0, OPT(OPT_BATCH) | OPT(OPT_PAUSE) | OPT(OPT_DRY_RUN) | OPT(OPT_QUIET),
 	  cmd_purge, "[--batch N] [--pause MS] [--dry-run] [--quiet]",
@@ -202,6 +210,14 @@ static const struct command commands[] = {
 	  "(the database, set by weave-admin, or weave.conf)." },
 	{ "settings", 0, 0, OPT(OPT_JSON), cmd_settings, "[--json]",
 	  "same as status", "Same as 'status'." },
+
+	{ "secret", 0, 0, 0, cmd_secret, "",
+	  "print a fresh random value for admin_secret or captcha_secret",
+	  "Print 32 random bytes as 43 characters of base64url, for\n"
+	  "admin_secret or captcha_secret in weave.conf (both must be at least\n"
+	  "16 bytes long). Reads no config file, so it works while the one in\n"
+	  "place is refused:\n\n"
+	  "    echo \"admin_secret = $(weave-admin secret)\" >> weave.conf" },
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -459,6 +475,8 @@ int main(int argc, char **argv)
 				   c->min_args - a.npos == 1 && a.npos == 0
 					   ? "an argument"
 					   : "more arguments");
+	if (c->run == cmd_secret) /* for a config that may not load yet */
+		return c->run(&a);
 	if (has_opt(&a, OPT_CONFIG))
 		config_path = a.opt[OPT_CONFIG];
 

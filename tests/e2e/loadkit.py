@@ -371,7 +371,8 @@ def sanitizer_env():
 def second_apache(name, settings):
     """Start another Apache (tools/stack.sh) on a free port, serving the
     stack's weave.fcgi and database with a copy of its config in which
-    SETTINGS (a dict) replace or add keys. Its files go to STACK/NAME.
+    SETTINGS (a dict) replace or add keys (a value of None leaves the key
+    out). Its files go to STACK/NAME.
     Returns (port, apache_dir); stop it with stack_lib_run's
     stack_apache_stop on apache_dir."""
     import shutil
@@ -385,7 +386,7 @@ def second_apache(name, settings):
         kept = [line for line in f if line.split("=", 1)[0].strip() not in settings]
     with open(conf, "w", encoding="utf-8") as f:
         f.writelines(kept)
-        f.writelines(f"{k} = {v}\n" for k, v in settings.items())
+        f.writelines(f"{k} = {v}\n" for k, v in settings.items() if v is not None)
     shutil.chown(conf, group="www-data")
     os.chmod(conf, 0o640)
     port = int(stack_lib_run("stack_free_port").strip())

@@ -124,10 +124,14 @@ def test_an_account_lock_holds_against_warm_rows():
     warm(user, pw, source=here)
     for i in range(LOGIN_LIMIT):
         assert poll(user, pw + "-wrong", attacker).status == 401, i
-    # The right password, from the address whose processes kept the row.
-    assert statuses(polls(user, pw, source=here)) == [401]
-    admin("user", "unlock", user)
+    # The account is locked for the attacker's address (issue 15: not for
+    # the owner's): even the right password from there is refused by every
+    # process, although they kept the account's row.
+    assert statuses(polls(user, pw, source=attacker)) == [401]
     assert statuses(polls(user, pw, source=here)) == [200]
+    assert statuses(polls(user, pw, source=attacker)) == [401]
+    admin("user", "unlock", user)
+    assert statuses(polls(user, pw, source=attacker)) == [200]
 
 
 def test_an_address_lock_holds_against_warm_rows():

@@ -27,6 +27,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+import weave
 from weave import (BASE_URL, admin, captcha_answer, mail_files, one_new_mail,
                    request)
 
@@ -221,14 +222,20 @@ def test_reset_pages_to_a_new_password():
     assert_clean_console(drv, "uid posted")
 
     msg = one_new_mail(address, seen)
+    # The link leads to the page without the code (issue 15): the code is
+    # typed (here: pasted in lower case, without dashes) from the mail.
     link = re.search(r"(http\S*weave-password-reset\?\S+)", msg.get_content()).group(1)
-    assert link.startswith(BASE_URL + "weave-password-reset?username="), link
-    code = re.search(r"key=([A-Z0-9-]+)", link).group(1)
+    assert link == BASE_URL + "weave-password-reset?username=" + name, link
+    code = re.search(r"^\s*([A-Z2-9]{4}(?:-[A-Z2-9]{4}){3})\s*$", msg.get_content(),
+                     re.M).group(1)
+    weave.RESET_CODES.append(code)
 
     drv.get(link)
     assert_clean_console(drv, "mailed link")
     assert value_of(drv, "username") == name
-    assert value_of(drv, "key") == code
+    assert value_of(drv, "key") == ""
+    typed = code.replace("-", "").lower()
+    drv.find_element(By.ID, "key").send_keys(typed)
     # A typo in the confirmation first: the page says so, nothing changes.
     drv.find_element(By.ID, "password").send_keys("new-password-1")
     drv.find_element(By.ID, "confirm").send_keys("new-password-2")
@@ -236,8 +243,21 @@ def test_reset_pages_to_a_new_password():
     wait_for_text(drv, "The two passwords differ")
     assert_clean_console(drv, "passwords differ", status=400)
     assert can_log_in(name, "old-password-1")
-    assert value_of(drv, "key") == code  # kept for the next try
+    assert value_of(drv, "key") == typed  # kept for the next try
 
+    # A wrong code: the page says so and offers the form again.
+    drv.find_element(By.ID, "key").clear()
+    drv.find_element(By.ID, "key").send_keys("2222-3333-4444-5555")
+    drv.find_element(By.ID, "password").send_keys("new-password-1")
+    drv.find_element(By.ID, "confirm").send_keys("new-password-1")
+    submit(drv)
+    wait_for_text(drv, "wrong, used or expired")
+    assert_clean_console(drv, "wrong code", status=400)
+    assert can_log_in(name, "old-password-1")
+    assert drv.find_element(By.LINK_TEXT, "ask for a new one")
+
+    drv.find_element(By.ID, "key").clear()
+    drv.find_element(By.ID, "key").send_keys(typed)
     drv.find_element(By.ID, "password").send_keys("new-password-1")
     drv.find_element(By.ID, "confirm").send_keys("new-password-1")
     submit(drv)
@@ -247,8 +267,9 @@ def test_reset_pages_to_a_new_password():
     assert can_log_in(name, "new-password-1")
     assert not can_log_in(name, "old-password-1")
 
-    # The link works once only.
+    # The code works once only.
     drv.get(link)
+    drv.find_element(By.ID, "key").send_keys(code)
     drv.find_element(By.ID, "password").send_keys("newer-password-1")
     drv.find_element(By.ID, "confirm").send_keys("newer-password-1")
     submit(drv)

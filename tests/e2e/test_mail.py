@@ -17,10 +17,13 @@ import secrets
 import time
 import urllib.parse
 
+import weave
 from weave import (BASE_URL, admin, mail_dir, mails_to, mail_files, one_new_mail,
                    read_config, request, sql)
 
-CODE_RE = r"[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}"
+# No look-alikes (issue 15): no 0/O, no 1/I/L.
+ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+CODE_RE = r"[A-Z2-9]{4}-[A-Z2-9]{4}-[A-Z2-9]{4}-[A-Z2-9]{4}"
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
 
@@ -46,9 +49,15 @@ def ask_code(name, address):
     r = request("GET", f"user/1.0/{name}/password_reset")
     assert r.status == 200 and r.body == b"success", r
     msg = one_new_mail(address, seen)
-    match = re.search(r"[?&]key=(" + CODE_RE + r")\b", msg.get_content())
+    return code_of(msg), msg
+
+
+def code_of(msg):
+    """The code on its own line of the mail."""
+    match = re.search(r"^\s*(" + CODE_RE + r")\s*$", msg.get_content(), re.M)
     assert match, msg.get_content()
-    return match.group(1), msg
+    weave.RESET_CODES.append(match.group(1))
+    return match.group(1)
 
 
 def reset_with(name, code, password):
@@ -67,15 +76,15 @@ def test_mail_headers_link_and_code_format():
     assert msg.get_content_type() == "text/plain", msg
     assert msg.get_content_charset() == "utf-8", msg
     body = msg.get_content()
-    # The link: <public URL>weave-password-reset?username=..&key=.. exactly.
+    # The link: <public URL>weave-password-reset?username=.. exactly, and
+    # never the code (issue 15: a URL ends up in access logs).
     links = re.findall(r"\S*weave-password-reset\S*", body)
     assert len(links) == 1, body
     link = urllib.parse.urlsplit(links[0])
     assert f"{link.scheme}://{link.netloc}{link.path}" == BASE_URL + "weave-password-reset", links
-    assert urllib.parse.parse_qs(link.query) == {"username": [name], "key": [code]}, links
-    # The code on its own line too, for typing in (B 3.2 format).
-    assert re.search(r"^\s*" + re.escape(code) + r"\s*$", body, re.M), body
-    assert re.fullmatch(CODE_RE, code), code
+    assert urllib.parse.parse_qs(link.query) == {"username": [name]}, links
+    assert body.count(code) == 1, body
+    assert re.fullmatch(CODE_RE, code) and set(code) <= set(ALPHABET + "-"), code
 
 
 def test_code_lives_six_hours():
@@ -109,12 +118,16 @@ def test_wrong_code_refused_and_right_one_still_works():
     name, old, address = user_with_email()
     code, _ = ask_code(name, address)
     other = "-".join(secrets.token_hex(2).upper() for _ in range(4))
-    for wrong in (other, "ABCD-EFGH-IJKL-MNOP", code[:-1], code + "X", "", code.replace("-", "")):
+    # A look-alike in place of a character: 0 for O and so on are not
+    # in the alphabet, so such a code is not one.
+    lookalike = "0" + code[1:]
+    for wrong in (other, "ABCD-EFGH-IJKL-MNOP", code[:-1], code + "X", "", lookalike,
+                  "2222-3333-4444-5555"):
         r = reset_with(name, wrong, "fresh-password-1")
         assert r.status == 400 and r.body == b"10", (wrong, r)
     assert can_log_in(name, old)
-    # Case and blanks around it do not matter: people type codes.
-    r = reset_with(name, f"  {code.lower()} ", "fresh-password-1")
+    # Case, dashes and blanks do not matter: people type codes.
+    r = reset_with(name, f"  {code.replace('-', '').lower()} ", "fresh-password-1")
     assert r.status == 200 and r.body == b"success", r
     assert can_log_in(name, "fresh-password-1")
 
@@ -189,8 +202,7 @@ def test_addon_form_post_sends_mail():
     assert r.status == 200, r
     assert "Further instructions have been sent" in r.text, r
     msg = one_new_mail(address, seen)
-    code = re.search(r"key=(" + CODE_RE + ")", msg.get_content()).group(1)
-    assert reset_with(name, code, "fresh-password-1").status == 200
+    assert reset_with(name, code_of(msg), "fresh-password-1").status == 200
     assert not can_log_in(name, old)
     # Upper-case name as typed: the same account.
     seen = set(mail_files())
@@ -236,10 +248,78 @@ def test_email_login_resets_by_address():
     assert r.status == 200 and "Further instructions have been sent" in r.text, r
     msgs = [m for m in mails_to(address.lower()) + mails_to(address) if m.path not in seen]
     assert len(msgs) == 1, msgs
-    link = re.search(r"weave-password-reset\?username=([a-z2-7]{32})&key=(" + CODE_RE + ")",
-                     msgs[0].get_content())
+    link = re.search(r"weave-password-reset\?username=([a-z2-7]{32})\s", msgs[0].get_content())
     assert link and link.group(1) == hashed, msgs[0].get_content()
-    r = reset_with(hashed, link.group(2), "email-login-pw2")
+    r = reset_with(hashed, code_of(msgs[0]), "email-login-pw2")
     assert r.status == 200, r
     r = request("GET", f"1.0/{hashed}/info/collections", user=address, password="email-login-pw2")
     assert r.status == 200, r
+
+
+def code_forms(code):
+    """Every way a code could be written down: as mailed, without dashes,
+    in lower case, URL-encoded."""
+    plain = code.replace("-", "")
+    forms = {code, plain, code.lower(), plain.lower()}
+    return forms | {urllib.parse.quote(f) for f in forms}
+
+
+def test_reset_flow_leaves_no_code_in_the_logs():
+    """Issue 15: after the whole reset flow by the pages (mail, page, new
+    password), no line of access.log or error.log holds the code."""
+    name, old, address = user_with_email("lg")
+    seen = set(mail_files())
+    r = request("POST", "weave-password-reset", body=f"uid={name}", headers=FORM)
+    assert r.status == 200 and "Further instructions have been sent" in r.text, r
+    msg = one_new_mail(address, seen)
+    code = code_of(msg)
+    link = re.search(r"(http\S*weave-password-reset\?\S+)", msg.get_content()).group(1)
+    assert not any(f in link for f in code_forms(code)), link
+    page = request("GET", link[len(BASE_URL):])
+    assert page.status == 200 and b'name="key"' in page.body, page
+    # A typo first (the page offers the form again), then the code as typed.
+    wrong = code[:-1] + ("2" if code[-1] != "2" else "3")
+    form = f"username={name}&key={wrong}&password=fresh-password-9&confirm=fresh-password-9"
+    r = request("POST", "weave-password-reset", body=form, headers=FORM)
+    assert r.status == 400 and b"wrong, used or expired" in r.body, r
+    assert b'name="key"' in r.body and b'href="weave-password-reset"' in r.body, r
+    typed = code.replace("-", "").lower()
+    form = f"username={name}&key={typed}&password=fresh-password-9&confirm=fresh-password-9"
+    r = request("POST", "weave-password-reset", body=form, headers=FORM)
+    assert r.status == 200 and b"Your password has been changed" in r.body, r
+    assert can_log_in(name, "fresh-password-9") and not can_log_in(name, old)
+    stack = os.environ.get("WEAVE_STACK_DIR", "")
+    for path in (weave.APACHE_LOG, os.path.join(stack, "apache", "access.log")):
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+        assert "weave-password-reset" in text, path  # the flow was logged...
+        for form_ in code_forms(code):
+            assert form_ not in text, f"the reset code stands in {path}"  # ...not the code
+
+
+def test_without_public_url_the_mail_has_no_link_to_forge():
+    """Review (issue 15): without public_url a link would be built from the
+    Host header, which whoever asks for the mail chooses: the mail would
+    send the owner to the asker's page to type the code. So it has none."""
+    import loadkit
+    name, _, address = user_with_email("nl")
+    port, apache_dir = loadkit.second_apache("no-public-url", {"public_url": None})
+    try:
+        seen = set(mail_files())
+        import http.client
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.putrequest("GET", weave.url_path(f"user/1.0/{name}/password_reset"),
+                        skip_host=True)
+        conn.putheader("Host", "evil.example")
+        conn.endheaders()
+        r = conn.getresponse()
+        assert r.status == 200 and r.read() == b"success", r.status
+        conn.close()
+        msg = one_new_mail(address, seen)
+    finally:
+        loadkit.stack_lib_run('stack_apache_stop "$1"', apache_dir)
+    body = msg.get_content()
+    assert "evil.example" not in body and "http" not in body, body
+    assert "weave-password-reset" in body, body
+    code = code_of(msg)
+    assert reset_with(name, code, "fresh-password-7").status == 200

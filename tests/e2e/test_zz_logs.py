@@ -40,6 +40,10 @@ def test_no_password_or_secret_in_the_logs():
     assert len(weave.PASSWORDS) >= 10, "the suite made few users: nothing was checked"
     needles = [("a user's password", p) for p in weave.PASSWORDS]
     needles += config_secrets()
+    # Reset codes in every form they could take (issue 15).
+    for code in weave.RESET_CODES:
+        plain = code.replace("-", "")
+        needles += [("a reset code", f) for f in {code, plain, code.lower(), plain.lower()}]
     for what, secret in needles:
         forms = {secret.encode(), base64.b64encode(secret.encode())}
         for path, text in texts.items():

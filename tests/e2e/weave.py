@@ -207,6 +207,8 @@ def admin(*args, input=None, check=True):
 
 # Every password new_user() made: test_zz_logs.py checks none reached a log.
 PASSWORDS = []
+# Every reset code a test read from a mail: test_zz_logs.py checks too.
+RESET_CODES = []
 
 
 def new_user(prefix="u"):

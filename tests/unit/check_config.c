@@ -106,7 +106,7 @@ START_TEST(test_every_key)
 		"auth_cache_seconds = 0\n"
 		"password_cost = 10\n"
 		"registration = yes\n"
-		"admin_secret = topsecret\n";
+		"admin_secret = topsecret-0123456\n";
 	struct config cfg;
 	char err[ERRLEN];
 	ck_assert_msg(parse_text(&cfg, text, err) == 0, "%s", err);
@@ -130,7 +130,7 @@ START_TEST(test_every_key)
 	ck_assert_int_eq(cfg.auth_cache_seconds, 0);
 	ck_assert_int_eq(cfg.password_cost, 10);
 	ck_assert(cfg.registration);
-	ck_assert_str_eq(cfg.admin_secret, "topsecret");
+	ck_assert_str_eq(cfg.admin_secret, "topsecret-0123456");
 	config_free(&cfg);
 }
 END_TEST
@@ -186,6 +186,36 @@ START_TEST(test_parse_twice)
 				      err, ERRLEN), 0);
 	ck_assert_str_eq(cfg.db_host, "b");
 	ck_assert_str_eq(cfg.public_url, "http://b/");
+	config_free(&cfg);
+}
+END_TEST
+
+/* Issue 15: our own secrets are at least 16 bytes, or the file is refused. */
+START_TEST(test_short_secrets)
+{
+	struct config cfg;
+	char err[ERRLEN];
+	static const char *const keys[] = { "admin_secret", "captcha_secret" };
+	for (size_t i = 0; i < 2; i++) {
+		char text[128], name[64];
+		snprintf(text, sizeof text, "db_name = x\n%s = 0123456789abcde\n", keys[i]);
+		snprintf(name, sizeof name, "'%s'", keys[i]);
+		ck_assert_int_eq(parse_text(&cfg, text, err), -1);
+		ck_assert_msg(strstr(err, "test.conf:2:") != NULL, "%s", err);
+		ck_assert_msg(strstr(err, name) != NULL, "%s", err);
+		ck_assert_msg(strstr(err, "too short") != NULL, "%s", err);
+		ck_assert_msg(strstr(err, "0123456789") == NULL, "secret leaked: %s", err);
+		config_free(&cfg);
+		/* 16 bytes will do; so will none at all (unset). */
+		snprintf(text, sizeof text, "%s = 0123456789abcdef\n", keys[i]);
+		ck_assert_msg(parse_text(&cfg, text, err) == 0, "%s", err);
+		config_free(&cfg);
+		snprintf(text, sizeof text, "%s =\n", keys[i]);
+		ck_assert_msg(parse_text(&cfg, text, err) == 0, "%s", err);
+		config_free(&cfg);
+	}
+	/* Other secrets are someone else's to choose. */
+	ck_assert_int_eq(parse_text(&cfg, "db_password = x\ncaptcha_private_key = y\n", err), 0);
 	config_free(&cfg);
 }
 END_TEST
@@ -448,8 +478,9 @@ START_TEST(test_secret_not_in_errors)
 	ck_assert_msg(strstr(err, "test.conf:2:") != NULL, "%s", err);
 	config_free(&cfg);
 
-	ck_assert_int_eq(parse_text(&cfg, "admin_secret = Hunter2xyz\n"
-					  "admin_secret = Hunter2xyz\n", err), -1);
+	ck_assert_int_eq(parse_text(&cfg, "admin_secret = Hunter2xyz-long-enough\n"
+					  "admin_secret = Hunter2xyz-long-enough\n", err), -1);
+	ck_assert_msg(strstr(err, "set twice") != NULL, "%s", err);
 	ck_assert_msg(strstr(err, "Hunter2") == NULL, "secret leaked: %s", err);
 	config_free(&cfg);
 
@@ -631,6 +662,7 @@ Suite *config_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");
+	tcase_add_test(tc, test_short_secrets);
 	tcase_add_test(tc, test_unknown_key);
 	tcase_add_test(tc, test_no_equals);
 	tcase_add_test(tc, test_repeated_key);

@@ -15,6 +15,7 @@ int main(void)
 	srunner_add_suite(sr, validate_suite());
 	srunner_add_suite(sr, captcha_suite());
 	srunner_add_suite(sr, throttle_suite());
+	srunner_add_suite(sr, reset_code_suite());
 	srunner_add_suite(sr, output_suite());
 	srunner_add_suite(sr, wbo_suite());
 	srunner_add_suite(sr, body_suite());

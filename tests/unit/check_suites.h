@@ -12,6 +12,7 @@ Suite *password_suite(void);
 Suite *validate_suite(void);
 Suite *captcha_suite(void);
 Suite *throttle_suite(void);
+Suite *reset_code_suite(void);
 Suite *output_suite(void);
 Suite *wbo_suite(void);
 Suite *body_suite(void);
