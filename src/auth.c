@@ -12,9 +12,13 @@
 #include <openssl/params.h>
 #include <openssl/rand.h>
 
+#include "password.h"
 #include "request.h"
 #include "util.h"
 #include "validate.h"
+
+/* A new password must be one a login can send. */
+_Static_assert(AUTH_PASSWORD_MAX == PASSWORD_NEW_MAX, "password limits differ");
 
 const char *auth_find_header(const struct request *req, const char **source)
 {

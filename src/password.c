@@ -232,3 +232,35 @@ int password_is_strong(const char *password, size_t len, const char *username)
 	}
 	return 0;
 }
+
+enum new_password_verdict password_check_new(const char *password, size_t len,
+					     const char *username)
+{
+	if (len == 0)
+		return NEW_PASSWORD_EMPTY;
+	if (len > PASSWORD_NEW_MAX)
+		return NEW_PASSWORD_TOO_LONG;
+	if (memchr(password, '\0', len) != NULL)
+		return NEW_PASSWORD_NUL;
+	if (!password_is_strong(password, len, username))
+		return NEW_PASSWORD_WEAK;
+	return NEW_PASSWORD_OK;
+}
+
+const char *password_check_text(enum new_password_verdict v)
+{
+	switch (v) {
+	case NEW_PASSWORD_OK:
+		return "the password is fine";
+	case NEW_PASSWORD_EMPTY:
+		return "the password is empty";
+	case NEW_PASSWORD_WEAK:
+		return "that password is too weak: use at least 8 characters, "
+		       "and not the user name";
+	case NEW_PASSWORD_TOO_LONG:
+		return "that password is too long: at most 1024 bytes";
+	case NEW_PASSWORD_NUL:
+		return "the password contains a NUL byte";
+	}
+	return "the password is not acceptable";
+}

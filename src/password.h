@@ -46,4 +46,26 @@ enum password_verdict password_verify(const char *password, size_t len,
  */
 int password_is_strong(const char *password, size_t len, const char *username);
 
+/* The longest password a login can carry (auth.h AUTH_PASSWORD_MAX). */
+#define PASSWORD_NEW_MAX 1024
+
+enum new_password_verdict {
+	NEW_PASSWORD_OK,
+	NEW_PASSWORD_EMPTY,
+	NEW_PASSWORD_WEAK,     /* under 8 bytes, or the user name */
+	NEW_PASSWORD_TOO_LONG, /* no login could send it */
+	NEW_PASSWORD_NUL,      /* a NUL byte: no login could send it either */
+};
+
+/*
+ * The one rule for a new password, wherever it is set (registration, a
+ * change through the API or the reset page, weave-admin, migrate):
+ * password_is_strong(), and sendable by a login.
+ */
+enum new_password_verdict password_check_new(const char *password, size_t len,
+					     const char *username);
+
+/* A sentence for people (pages, weave-admin) saying what is wrong. */
+const char *password_check_text(enum new_password_verdict v);
+
 #endif

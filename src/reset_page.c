@@ -192,10 +192,13 @@ static int set_password(struct request *req, struct response *resp)
 		new_password_again(resp, 400, username, key, "The two passwords differ.");
 		return 400;
 	}
-	if (!password_is_strong(pw->value, pw->value_len, name)) {
-		new_password_again(resp, 400, username, key,
-				   "That password is too weak: use at least 8 characters, "
-				   "and not your user name.");
+	enum new_password_verdict verdict =
+		password_check_new(pw->value, pw->value_len, name);
+	if (verdict != NEW_PASSWORD_OK) {
+		char why[160];
+		const char *text = password_check_text(verdict);
+		snprintf(why, sizeof why, "%c%s.", text[0] - 'a' + 'A', text + 1);
+		new_password_again(resp, 400, username, key, why);
 		return 400;
 	}
 	enum db_status st;

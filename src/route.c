@@ -682,8 +682,13 @@ static int run_handler(struct request *req, struct response *resp,
 	for (int attempt = 0; attempt <= MAX_DEADLOCK_RETRIES; attempt++) {
 		int status;
 		response_reset(resp);
-		bool stand_in = ((r->flags & RESET_CODE_OK) &&
-				 request_header(req, "X-Weave-Password-Reset") != NULL) ||
+		/* An empty reset code beside credentials is no code: the
+		 * credentials decide. Alone it is a wrong code (400 10). */
+		const char *code = request_header(req, "X-Weave-Password-Reset");
+		const char *source;
+		bool stand_in = ((r->flags & RESET_CODE_OK) && code != NULL &&
+				 (code[0] != '\0' ||
+				  auth_find_header(req, &source) == NULL)) ||
 				((r->flags & ADMIN_SECRET_OK) && req->admin_secret_ok);
 		if ((r->flags & NEEDS_AUTH) && !stand_in) {
 			enum auth_outcome a = authenticate(req, resp, r->flags, &user);

@@ -166,9 +166,8 @@ int user_registration_parse(struct json_object *obj, const char *path_user,
 	out->password = string_member(obj, "password", &out->password_len);
 	if (out->password == NULL || out->password_len == 0)
 		return WEAVE_ERR_MISSING_PASSWORD;
-	if (out->password_len > AUTH_PASSWORD_MAX ||
-	    memchr(out->password, '\0', out->password_len) != NULL ||
-	    !password_is_strong(out->password, out->password_len, path_user))
+	if (password_check_new(out->password, out->password_len, path_user) !=
+	    NEW_PASSWORD_OK)
 		return WEAVE_ERR_WEAK_PASSWORD;
 	return 0;
 }
@@ -369,11 +368,14 @@ int user_store_password(const struct request *req, const struct user *u,
 			const char *password, size_t len)
 {
 	char hash[PASSWORD_HASH_MAX];
-	if (len == 0)
+	switch (password_check_new(password, len, u->username)) {
+	case NEW_PASSWORD_OK:
+		break;
+	case NEW_PASSWORD_EMPTY:
 		return WEAVE_ERR_MISSING_PASSWORD;
-	if (len > AUTH_PASSWORD_MAX || memchr(password, '\0', len) != NULL ||
-	    !password_is_strong(password, len, u->username))
+	default:
 		return WEAVE_ERR_WEAK_PASSWORD;
+	}
 	if (password_hash(password, len, (int)req->cfg->password_cost, hash,
 			  sizeof hash) < 0)
 		return -1;

@@ -222,11 +222,10 @@ int get_new_password(const struct args *a, struct buf *pw)
 
 int hash_new_password(const char *username, struct buf *pw, char *hash)
 {
-	if (memchr(pw->data, '\0', pw->len) != NULL)
-		return fail(EXIT_FAILED, "the password contains a NUL byte");
-	if (!password_is_strong(pw->data, pw->len, username))
-		return fail(EXIT_FAILED, "password too weak: it needs at least 8 "
-					 "bytes and must differ from the user name");
+	enum new_password_verdict verdict =
+		password_check_new(pw->data, pw->len, username);
+	if (verdict != NEW_PASSWORD_OK)
+		return fail(EXIT_FAILED, "%s", password_check_text(verdict));
 	char utf8[AUTH_PASSWORD_MAX * 2 + 1];
 	size_t len = auth_password_to_utf8(pw->data, pw->len, utf8);
 	int rc = password_hash(utf8, len, (int)admin_cfg.password_cost, hash,

@@ -323,3 +323,22 @@ def test_without_public_url_the_mail_has_no_link_to_forge():
     assert "weave-password-reset" in body, body
     code = code_of(msg)
     assert reset_with(name, code, "fresh-password-7").status == 200
+
+
+def test_reset_page_refuses_a_too_long_password_with_its_reason():
+    """The reset page checks a new password by the same rule as the API:
+    one no login could send is refused on the page (400), before the code
+    is spent, and the code still works afterwards."""
+    name, old, address = user_with_email("ln")
+    seen = set(mail_files())
+    r = request("POST", "weave-password-reset", body=f"uid={name}", headers=FORM)
+    assert r.status == 200, r
+    code = code_of(one_new_mail(address, seen))
+    long_pw = "p" * 1100
+    form = f"username={name}&key={code}&password={long_pw}&confirm={long_pw}"
+    r = request("POST", "weave-password-reset", body=form, headers=FORM)
+    assert r.status == 400 and b"too long" in r.body, r
+    form = f"username={name}&key={code}&password=fresh-password-8&confirm=fresh-password-8"
+    r = request("POST", "weave-password-reset", body=form, headers=FORM)
+    assert r.status == 200 and b"Your password has been changed" in r.body, r
+    assert can_log_in(name, "fresh-password-8") and not can_log_in(name, old)

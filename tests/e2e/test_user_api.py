@@ -47,6 +47,17 @@ def test_email_change_and_wrong_reset_code():
     assert r.status == 400 and r.body == b"10", r
 
 
+def test_an_empty_reset_code_does_not_override_basic_auth():
+    user, pw = new_user("ua")
+    r = request("POST", f"user/1.0/{user}/password", body="brandnewpw2",
+                user=user, password=pw, headers={"X-Weave-Password-Reset": ""})
+    assert r.status == 200 and r.body == b"success", r
+    # Alone, an empty code is a wrong one.
+    r = request("POST", f"user/1.0/{user}/password", body="brandnewpw3",
+                headers={"X-Weave-Password-Reset": ""})
+    assert r.status == 400 and r.body == b"10", r
+
+
 def test_delete_account_removes_data():
     user, pw = new_user("ua")
     request("PUT", f"1.0/{user}/storage/c/a", body={"payload": "x"}, user=user, password=pw)

@@ -340,6 +340,25 @@ START_TEST(test_strength_length)
 }
 END_TEST
 
+START_TEST(test_new_password_rule)
+{
+	char longest[PASSWORD_NEW_MAX + 1];
+	memset(longest, 'x', sizeof longest);
+	ck_assert_int_eq(password_check_new("", 0, "john"), NEW_PASSWORD_EMPTY);
+	ck_assert_int_eq(password_check_new("short", 5, "john"), NEW_PASSWORD_WEAK);
+	ck_assert_int_eq(password_check_new("JohnSmith", 9, "johnsmith"), NEW_PASSWORD_WEAK);
+	ck_assert_int_eq(password_check_new("1234\0" "5678", 9, "john"), NEW_PASSWORD_NUL);
+	ck_assert_int_eq(password_check_new(longest, PASSWORD_NEW_MAX, "john"), NEW_PASSWORD_OK);
+	ck_assert_int_eq(password_check_new(longest, PASSWORD_NEW_MAX + 1, "john"),
+			 NEW_PASSWORD_TOO_LONG);
+	ck_assert_int_eq(password_check_new("a fine passphrase", 17, "john"), NEW_PASSWORD_OK);
+	/* Every verdict has its own sentence. */
+	ck_assert_ptr_nonnull(strstr(password_check_text(NEW_PASSWORD_TOO_LONG), "long"));
+	ck_assert_ptr_nonnull(strstr(password_check_text(NEW_PASSWORD_WEAK), "weak"));
+	ck_assert_ptr_nonnull(strstr(password_check_text(NEW_PASSWORD_NUL), "NUL"));
+}
+END_TEST
+
 START_TEST(test_strength_username)
 {
 	ck_assert_int_eq(strong("johnsmith", "johnsmith"), 0);
@@ -386,6 +405,7 @@ Suite *password_suite(void)
 	tc = tcase_create("strength");
 	tcase_add_test(tc, test_strength_length);
 	tcase_add_test(tc, test_strength_username);
+	tcase_add_test(tc, test_new_password_rule);
 	suite_add_tcase(s, tc);
 
 	return s;
