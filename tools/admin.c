@@ -18,6 +18,7 @@
 #include "util.h"
 
 struct config admin_cfg;
+const char *admin_config_path;
 static const struct command *current;
 
 void admin_set_command(const struct command *c)

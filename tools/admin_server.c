@@ -58,6 +58,8 @@ static enum db_status exec_statement(const char *stmt, void *ctx)
 	return db_exec_text(stmt);
 }
 
+static enum db_status recreate_missing_indexes(void);
+
 int cmd_db_init(const struct args *a)
 {
 	int64_t version;
@@ -71,6 +73,8 @@ int cmd_db_init(const struct args *a)
 			    "weave-admin understands (%d): upgrade weave-server",
 			    version, SCHEMA_VERSION);
 	st = schema_statements(exec_statement, NULL);
+	if (st == DB_OK && version > 0)
+		st = recreate_missing_indexes();
 	if (st != DB_OK)
 		return db_fail(st, "installing the schema");
 	if (version == SCHEMA_VERSION) {
@@ -165,6 +169,8 @@ static const char *skip_words(const char *p, const char *const *words)
 
 struct expected {
 	struct name_set tables, indexes;
+	/* The key definition of each index ("KEY by_x (a, b)"), for db upgrade. */
+	char defs[SCHEMA_NAMES_MAX][512];
 };
 
 /* One item of a CREATE TABLE body: a key definition adds an index. */
@@ -173,7 +179,10 @@ static void schema_item(struct expected *e, const char *table, const char *item)
 	char name[NAME_MAX_LEN + 1];
 	while (isspace((unsigned char)*item))
 		item++;
+	const char *def = item;
 	if (starts_with_word(item, "PRIMARY")) {
+		snprintf(e->defs[e->indexes.n < SCHEMA_NAMES_MAX ? e->indexes.n : 0],
+			 sizeof e->defs[0], "%s", def);
 		set_add(&e->indexes, table, "PRIMARY");
 		return;
 	}
@@ -183,8 +192,11 @@ static void schema_item(struct expected *e, const char *table, const char *item)
 		item++;
 	if (starts_with_word(item, "KEY") || starts_with_word(item, "INDEX")) {
 		item += starts_with_word(item, "KEY") ? 3 : 5;
-		if (take_word(&item, name))
+		if (take_word(&item, name)) {
+			snprintf(e->defs[e->indexes.n < SCHEMA_NAMES_MAX ? e->indexes.n : 0],
+				 sizeof e->defs[0], "%s", def);
 			set_add(&e->indexes, table, name);
+		}
 	}
 }
 
@@ -294,6 +306,73 @@ static size_t report_missing(const struct name_set *s, const char *what,
 	return missing;
 }
 
+/* Read the expected schema and mark what information_schema has. */
+static enum db_status schema_compare(struct expected *e)
+{
+	schema_statements(schema_expect, e);
+	enum db_status st = db_admin_schema_tables(mark_present, &e->tables);
+	if (st == DB_OK)
+		st = db_admin_schema_indexes(mark_present, &e->indexes);
+	return st;
+}
+
+static bool table_present(const struct expected *e, const char *table, size_t len)
+{
+	for (size_t t = 0; t < e->tables.n; t++)
+		if (e->tables.seen[t] && strlen(e->tables.names[t]) == len &&
+		    strncmp(e->tables.names[t], table, len) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Indexes defined inside a CREATE TABLE are not added by CREATE TABLE IF
+ * NOT EXISTS when the table exists without them (dropped by hand, say):
+ * add each missing one to its table.
+ */
+static enum db_status recreate_missing_indexes(void)
+{
+	struct expected *e = xcalloc(1, sizeof *e);
+	enum db_status st = schema_compare(e);
+	for (size_t i = 0; st == DB_OK && i < e->indexes.n; i++) {
+		const char *name = e->indexes.names[i];
+		const char *dot = strchr(name, '.');
+		if (e->indexes.seen[i] || dot == NULL || e->defs[i][0] == '\0' ||
+		    !table_present(e, name, (size_t)(dot - name)))
+			continue;
+		char sql[700];
+		snprintf(sql, sizeof sql, "ALTER TABLE `%.*s` ADD %s", (int)(dot - name), name,
+			 e->defs[i]);
+		st = db_exec_text(sql);
+		if (st == DB_OK)
+			printf("recreated index %s\n", name);
+	}
+	free(e);
+	return st;
+}
+
+enum db_status schema_inspect(int64_t *version, size_t *missing, char *first, size_t cap)
+{
+	*missing = 0;
+	first[0] = '\0';
+	enum db_status st = db_admin_schema_version(version);
+	if (st != DB_OK || *version == 0)
+		return st;
+	struct expected *e = xcalloc(1, sizeof *e);
+	st = schema_compare(e);
+	const struct name_set *sets[] = { &e->tables, &e->indexes };
+	for (size_t k = 0; st == DB_OK && k < 2; k++)
+		for (size_t i = 0; i < sets[k]->n; i++)
+			if (!sets[k]->seen[i]) {
+				if (*missing == 0)
+					snprintf(first, cap, "%s %s", k == 0 ? "table" : "index",
+						 sets[k]->names[i]);
+				(*missing)++;
+			}
+	free(e);
+	return st;
+}
+
 int cmd_db_check(const struct args *a)
 {
 	int64_t version;
@@ -306,10 +385,7 @@ int cmd_db_check(const struct args *a)
 					 "'weave-admin db init'", admin_cfg.db_name);
 
 	struct expected *e = xcalloc(1, sizeof *e);
-	schema_statements(schema_expect, e);
-	st = db_admin_schema_tables(mark_present, &e->tables);
-	if (st == DB_OK)
-		st = db_admin_schema_indexes(mark_present, &e->indexes);
+	st = schema_compare(e);
 	if (st != DB_OK) {
 		free(e);
 		return db_fail(st, "reading information_schema");
@@ -328,8 +404,7 @@ int cmd_db_check(const struct args *a)
 				"'weave-admin db upgrade' adds the missing tables\n");
 	if (missing > tables)
 		fprintf(stderr, "weave-admin: indexes of existing tables are missing: "
-				"recreate them as sql/schema.sql defines them (db upgrade "
-				"adds only missing tables)\n");
+				"'weave-admin db upgrade' recreates them\n");
 	free(e);
 	return missing == 0 && version == SCHEMA_VERSION ? EXIT_OK : EXIT_FAILED;
 }

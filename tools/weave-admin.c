@@ -18,6 +18,32 @@
  */
 #define PW_FILE "[--password-file FILE|-]"
 
+#define SETUP_HELP \
+	"Install weave-server on this host, from 'make install' to an HTTPS\n" \
+	"server, in one go: create the database and its user (as the database's\n" \
+	"root, through its Unix socket), write weave.conf with generated secrets\n" \
+	"(owner root, group of the Apache user, mode 0640), install the schema,\n" \
+	"enable mod_fcgid, mod_ssl and the Apache snippet, add an HTTPS virtual\n" \
+	"host for HOST (with AllowEncodedSlashes NoDecode) using --cert/--key or\n" \
+	"a new self-signed certificate for HOST (its SHA-256 fingerprint is\n" \
+	"printed), reload Apache, run 'check', create the first account if\n" \
+	"asked, and print what to enter in the client. Without --yes it asks\n" \
+	"for what is not given and for confirmation. Running it again keeps\n" \
+	"what is already right (an existing weave.conf, certificate, database\n" \
+	"password and account are kept). Debian's Apache layout (a2enconf);\n" \
+	"elsewhere it prints the Include line to add."
+#define CHECK_HELP \
+	"Check the installation and print one line per finding: 'ok: ...',\n" \
+	"'note: ...', or 'problem: ... -- fix: ...'. Checked: weave.conf (it\n" \
+	"loads; owner, mode, readable by the Apache user; settings that\n" \
+	"contradict each other; public_url is https), the account cache file\n" \
+	"(the Apache user can open or create it), the database (reachable,\n" \
+	"schema version, every table and index), mail (sendmail_command\n" \
+	"exists; --mail ADDRESS sends a test), Apache (configuration test, the\n" \
+	"snippet loaded, AllowEncodedSlashes NoDecode, FcgidMaxRequestLen >=\n" \
+	"max_request_bytes) and one real request through public_url. Exits 1\n" \
+	"when there is any problem. Needs root for the checks as the Apache user."
+
 static const struct command commands[] = {
 	{ "db init", 0, 0, 0, cmd_db_init, "",
 	  "create the schema, or add what is missing",
@@ -202,6 +228,18 @@ static const struct command commands[] = {
 	  "(the database, set by weave-admin, or weave.conf)." },
 	{ "settings", 0, 0, OPT(OPT_JSON), cmd_settings, "[--json]",
 	  "same as status", "Same as 'status'." },
+
+	{ "setup", 0, 0,
+	  OPT(OPT_YES) | OPT(OPT_SERVER_NAME) | OPT(OPT_CERT) | OPT(OPT_KEY) |
+		  OPT(OPT_FIRST_USER) | OPT(OPT_PASSWORD_FILE),
+	  cmd_setup,
+	  "[--yes --server-name HOST] [--cert FILE --key FILE]\n"
+	  "                      [--first-user NAME " PW_FILE "]",
+	  "install: database, weave.conf, Apache with HTTPS, first account",
+	  SETUP_HELP },
+	{ "check", 0, 0, OPT(OPT_MAIL), cmd_check, "[--mail ADDRESS]",
+	  "say what is wrong with this installation, and how to fix it",
+	  CHECK_HELP },
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -235,6 +273,11 @@ static const struct {
 	[OPT_PAUSE] = { "--pause", NULL, true },
 	[OPT_TOP] = { "--top", NULL, true },
 	[OPT_REPLACE] = { "--replace", NULL, false },
+	[OPT_MAIL] = { "--mail", NULL, true },
+	[OPT_SERVER_NAME] = { "--server-name", NULL, true },
+	[OPT_CERT] = { "--cert", NULL, true },
+	[OPT_KEY] = { "--key", NULL, true },
+	[OPT_FIRST_USER] = { "--first-user", NULL, true },
 };
 
 static const char exit_text[] =
@@ -464,7 +507,15 @@ int main(int argc, char **argv)
 
 	if (config_path == NULL)
 		config_path = config_path_from_env();
+	admin_config_path = config_path;
 	config_defaults(&admin_cfg);
+	/* setup and check handle a file that is missing or wrong themselves. */
+	if (c->run == cmd_setup || c->run == cmd_check) {
+		rc = c->run(&a);
+		db_disconnect();
+		config_free(&admin_cfg);
+		return rc;
+	}
 	if (config_load(&admin_cfg, config_path, err, sizeof err) < 0) {
 		fprintf(stderr, "weave-admin: %s\n", err);
 		config_free(&admin_cfg);
