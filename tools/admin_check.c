@@ -368,6 +368,38 @@ static bool tls_untrusted(CURLcode code)
 	       code == CURLE_SSL_ISSUER_ERROR;
 }
 
+/* GET url; "" on success with *a filled, else a problem was reported. */
+static bool fetch_reported(const char *url, const char **cafile, const struct apache_view *v,
+			   const char *public_url, struct answer *a)
+{
+	fetch(url, *cafile, a);
+	if (tls_untrusted(a->code) && *cafile == NULL && v->certificate[0] != '\0') {
+		/* A self-signed certificate: trust the one Apache serves, once. */
+		buf_free(&a->body);
+		*cafile = v->certificate;
+		fetch(url, *cafile, a);
+		if (a->code == CURLE_OK)
+			say_note("the certificate of %s is %s, which this host does not trust by "
+				 "itself (self-signed?): each client accepts it once by visiting %s",
+				 public_url, v->certificate, public_url);
+	}
+	if (a->code == CURLE_OK)
+		return true;
+	say_problem(tls_untrusted(a->code)
+			    ? "install a certificate for the host of public_url (weave-admin "
+			      "setup --cert FILE --key FILE), or correct public_url"
+			    : "start Apache (apache2ctl start or systemctl start apache2), "
+			      "or correct public_url",
+		    "no answer from %s: %s", url, a->error);
+	buf_free(&a->body);
+	return false;
+}
+
+static bool from_weave(const struct answer *a)
+{
+	return strncasecmp(a->content_type, "application/json", 16) == 0;
+}
+
 static void check_request(const struct config *c, const struct apache_view *v,
 			  const char *certificate)
 {
@@ -376,43 +408,38 @@ static void check_request(const struct config *c, const struct apache_view *v,
 	char url[2048];
 	struct answer a;
 	const char *cafile = certificate;
-	/* A path that only the application can answer well: a %2F inside a
-	 * collection name is its 400 (or 401), never Apache's 404 page. */
-	snprintf(url, sizeof url, "%s1.1/weave-admin-check/storage/a%%2Fb", c->public_url);
-	fetch(url, cafile, &a);
-	if (tls_untrusted(a.code) && cafile == NULL && v->certificate[0] != '\0') {
-		/* A self-signed certificate: trust the one Apache serves, once. */
-		buf_free(&a.body);
-		cafile = v->certificate;
-		fetch(url, cafile, &a);
-		if (a.code == CURLE_OK)
-			say_note("the certificate of %s is %s, which this host does not trust by "
-				 "itself (self-signed?): each client accepts it once by visiting %s",
-				 c->public_url, v->certificate, c->public_url);
-	}
-	if (a.code != CURLE_OK) {
-		say_problem(tls_untrusted(a.code)
-				    ? "install a certificate for the host of public_url (weave-admin "
-				      "setup --cert FILE --key FILE), or correct public_url"
-				    : "start Apache (apache2ctl start or systemctl start apache2), "
-				      "or correct public_url",
-			    "no answer from %s: %s", url, a.error);
-		buf_free(&a.body);
+
+	/* The node of an account that does not exist: the server reads the
+	 * database and answers its own 404 (JSON), with no credentials. */
+	snprintf(url, sizeof url, "%suser/1.0/weave-admin-check/node/weave", c->public_url);
+	if (!fetch_reported(url, &cafile, v, c->public_url, &a))
 		return;
-	}
-	bool json = strncasecmp(a.content_type, "application/json", 16) == 0;
+	bool served = a.status == 404 && from_weave(&a);
 	if (a.status == 503) {
-		say_problem("read Apache's error log: weave.fcgi says there why (a configuration "
-			    "error, or the database)",
-			    "%s answers 503: the server cannot serve", url);
-	} else if (!json || a.status == 404) {
-		say_problem("check the Alias line and 'AllowEncodedSlashes NoDecode' in the "
-			    "<VirtualHost> of public_url's host and port",
-			    "%s was answered %ld (%s) by something other than weave.fcgi",
-			    url, a.status, a.content_type[0] ? a.content_type : "no type");
-	} else {
-		say_ok("a request through %s reached weave.fcgi (%ld, with %%2F passed through)",
-		       c->public_url, a.status);
+		say_problem("read Apache's error log: weave.fcgi says there why (its "
+			    "configuration, or the database)",
+			    "%s answers 503: the server cannot serve", c->public_url);
+	} else if (!served) {
+		say_problem("check the Alias line and the <VirtualHost> of public_url's host "
+			    "and port",
+			    "%s was answered %ld (%s), not by weave.fcgi", url, a.status,
+			    a.content_type[0] ? a.content_type : "no type");
+	}
+	buf_free(&a.body);
+
+	/* A %2F inside a collection name is the application's 400, never
+	 * Apache's 404 page (which it answers without AllowEncodedSlashes). */
+	snprintf(url, sizeof url, "%s1.1/weave-admin-check/storage/a%%2Fb", c->public_url);
+	if (!fetch_reported(url, &cafile, v, c->public_url, &a))
+		return;
+	if (!from_weave(&a) || a.status == 404) {
+		say_problem("add 'AllowEncodedSlashes NoDecode' to the <VirtualHost> of "
+			    "public_url's host and port",
+			    "%s was answered %ld (%s) by something other than weave.fcgi: "
+			    "record ids with %%2F would fail", url, a.status,
+			    a.content_type[0] ? a.content_type : "no type");
+	} else if (served) {
+		say_ok("requests through %s reach weave.fcgi, %%2F included", c->public_url);
 	}
 	buf_free(&a.body);
 }
