@@ -65,6 +65,7 @@ enum admin_opt {
 	OPT_CERT,          /* --cert FILE (setup) */
 	OPT_KEY,           /* --key FILE (setup) */
 	OPT_FIRST_USER,    /* --first-user NAME (setup) */
+	OPT_FORCE,         /* --force (export: replace FILE) */
 	OPT__MAX
 };
 
@@ -230,6 +231,7 @@ int cmd_db_check(const struct args *a);
 int cmd_backoff(const struct args *a);
 int cmd_maintenance(const struct args *a);
 int cmd_settings(const struct args *a);
+int cmd_status(const struct args *a);
 /* The installed schema against the compiled-in one: its version (0: none),
  * how many tables and indexes are missing, and the first of them. */
 enum db_status schema_inspect(int64_t *version, size_t *missing, char *first, size_t cap);

@@ -376,7 +376,6 @@ enum db_status schema_inspect(int64_t *version, size_t *missing, char *first, si
 int cmd_db_check(const struct args *a)
 {
 	int64_t version;
-	(void)a;
 	enum db_status st = db_admin_schema_version(&version);
 	if (st != DB_OK)
 		return db_fail(st, "reading the schema version");
@@ -389,6 +388,26 @@ int cmd_db_check(const struct args *a)
 	if (st != DB_OK) {
 		free(e);
 		return db_fail(st, "reading information_schema");
+	}
+	if (has_opt(a, OPT_JSON)) {
+		struct json_object *o = json_object_new_object();
+		struct json_object *missing_list = json_object_new_array();
+		const struct name_set *sets[] = { &e->tables, &e->indexes };
+		for (size_t k = 0; k < 2; k++)
+			for (size_t i = 0; i < sets[k]->n; i++)
+				if (!sets[k]->seen[i])
+					json_object_array_add(missing_list,
+							      json_object_new_string(sets[k]->names[i]));
+		size_t n_missing = json_object_array_length(missing_list);
+		json_object_object_add(o, "version", json_object_new_int64(version));
+		json_object_object_add(o, "current_version", json_object_new_int(SCHEMA_VERSION));
+		json_object_object_add(o, "tables_expected", json_object_new_int64((int64_t)e->tables.n));
+		json_object_object_add(o, "indexes_expected",
+				       json_object_new_int64((int64_t)e->indexes.n));
+		json_object_object_add(o, "missing", missing_list);
+		json_print(o);
+		free(e);
+		return n_missing == 0 && version == SCHEMA_VERSION ? EXIT_OK : EXIT_FAILED;
 	}
 	printf("schema version %" PRId64 " (this weave-admin: %d)%s\n", version,
 	       SCHEMA_VERSION,
@@ -460,11 +479,16 @@ int cmd_maintenance(const struct args *a)
 	    (rc = parse_number_arg(a->opt[OPT_RETRY_AFTER], 1, SETTING_SECONDS_MAX,
 				   "--retry-after", &retry)) != EXIT_OK)
 		return rc;
+	if (retry > 0 && strcmp(v, "on") != 0)
+		return usage_error("--retry-after goes with 'maintenance on'");
 	if (retry > 0) {
 		char text[24];
 		snprintf(text, sizeof text, "%" PRId64, retry);
 		if ((rc = store("retry_after", text)) != EXIT_OK)
 			return rc;
+	} else if (strcmp(v, "on") != 0 && (rc = store("retry_after", NULL)) != EXIT_OK) {
+		/* The Retry-After of a maintenance ends with it: weave.conf's again. */
+		return rc;
 	}
 	rc = store("maintenance", strcmp(v, "default") == 0 ? NULL : v);
 	if (rc != EXIT_OK)
@@ -483,7 +507,8 @@ int cmd_maintenance(const struct args *a)
 	return EXIT_OK;
 }
 
-int cmd_settings(const struct args *a)
+/* The settings in force; with into (JSON only) they become its "settings". */
+static int show_settings(const struct args *a, struct json_object *into)
 {
 	char backoff[64], maintenance[64], retry_after[64];
 	enum db_status st = settings_load(backoff, maintenance, retry_after, sizeof backoff);
@@ -508,6 +533,13 @@ int cmd_settings(const struct args *a)
 				       json_object_new_string(src_maintenance));
 		json_object_object_add(src, "retry_after", json_object_new_string(src_retry));
 		json_object_object_add(o, "source", src);
+		if (into != NULL) {
+			/* status: the settings' keys beside the server's */
+			json_object_object_foreach(o, key, value)
+				json_object_object_add(into, key, json_object_get(value));
+			json_object_put(o);
+			return EXIT_OK;
+		}
 		json_print(o);
 		return EXIT_OK;
 	}
@@ -519,4 +551,55 @@ int cmd_settings(const struct args *a)
 	printf("retry_after  %-8" PRId64 " %-28s from %s\n", now.retry_after,
 	       "(Retry-After on 503)", src_retry);
 	return EXIT_OK;
+}
+
+int cmd_settings(const struct args *a)
+{
+	return show_settings(a, NULL);
+}
+
+/*
+ * status: what an operator asks first. The database (reachable, schema),
+ * the accounts, the public URL and sign-up, then the settings in force.
+ */
+int cmd_status(const struct args *a)
+{
+	int64_t version = 0, users = 0, disabled = 0;
+	enum db_status st = db_admin_schema_version(&version);
+	if (st == DB_OK && version > 0)
+		st = db_admin_count_users(&users, &disabled);
+	if (st != DB_OK)
+		return db_fail(st, "reading the server's state");
+	const char *where = admin_cfg.db_socket ? admin_cfg.db_socket : admin_cfg.db_host;
+	if (has_opt(a, OPT_JSON)) {
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
+		json_object_object_add(o, "config", json_object_new_string(admin_config_path));
+		json_object_object_add(o, "public_url", json_string_or_null(admin_cfg.public_url));
+		json_object_object_add(o, "registration",
+				       json_object_new_boolean(admin_cfg.registration));
+		json_object_object_add(o, "database", json_object_new_string(admin_cfg.db_name));
+		json_object_object_add(o, "schema_version", json_object_new_int64(version));
+		json_object_object_add(o, "schema_current", json_object_new_int(SCHEMA_VERSION));
+		json_object_object_add(o, "accounts", json_object_new_int64(users));
+		json_object_object_add(o, "accounts_disabled", json_object_new_int64(disabled));
+		int rc = version > 0 ? show_settings(a, o) : EXIT_OK;
+		if (rc != EXIT_OK) {
+			json_object_put(o);
+			return rc;
+		}
+		json_print(o);
+		return EXIT_OK;
+	}
+	printf("weave-server %s, configuration %s\n", PACKAGE_VERSION, admin_config_path);
+	printf("public_url   %s\n", admin_cfg.public_url ? admin_cfg.public_url
+						     : "(built from each request)");
+	printf("sign-up      %s\n", admin_cfg.registration ? "open" : "closed");
+	printf("database     %s at %s, schema version %" PRId64 "%s\n", admin_cfg.db_name,
+	       where, version,
+	       version == 0 ? " (none: run 'weave-admin db init')"
+	       : version < SCHEMA_VERSION ? " (old: run 'weave-admin db upgrade')"
+					  : "");
+	printf("accounts     %" PRId64 " (%" PRId64 " disabled)\n", users, disabled);
+	return version > 0 ? show_settings(a, NULL) : EXIT_OK;
 }

@@ -9,6 +9,7 @@
 #include "admin.h"
 #include "auth.h"
 #include "db_admin.h"
+#include "db_throttle.h"
 #include "db_user.h"
 #include "password.h"
 #include "util.h"
@@ -140,6 +141,14 @@ struct list_ctx {
 	int64_t count;
 };
 
+/* Printed with the first row (or after an empty answer), so that a failed
+ * query shows only its message. */
+static void list_header(void)
+{
+	printf("%-32s %-8s %10s %12s  %-14s %s\n", "USER", "STATUS", "RECORDS", "KB",
+	       "LAST WRITE", "EMAIL");
+}
+
 static int list_one(void *ctx, const struct user *u, int64_t records, int64_t bytes)
 {
 	struct list_ctx *l = ctx;
@@ -148,6 +157,8 @@ static int list_one(void *ctx, const struct user *u, int64_t records, int64_t by
 		json_object_array_add(l->array, user_json(u, records, bytes));
 		return 0;
 	}
+	if (l->count == 1)
+		list_header();
 	char last[32] = "never";
 	if (u->last_write > 0)
 		format_timestamp(u->last_write, last, sizeof last);
@@ -211,9 +222,6 @@ int cmd_user_list(const struct args *a)
 	struct list_ctx l = { NULL, 0 };
 	if (has_opt(a, OPT_JSON))
 		l.array = json_object_new_array();
-	else
-		printf("%-32s %-8s %10s %12s  %-14s %s\n", "USER", "STATUS", "RECORDS",
-		       "KB", "LAST WRITE", "EMAIL");
 	enum db_status st = db_user_search(&f, list_one, &l);
 	if (st != DB_OK) {
 		json_object_put(l.array);
@@ -221,6 +229,8 @@ int cmd_user_list(const struct args *a)
 	}
 	if (l.array != NULL)
 		json_print(l.array);
+	else if (l.count == 0)
+		list_header();
 	return EXIT_OK;
 }
 
@@ -265,6 +275,17 @@ int cmd_user_show(const struct args *a)
 		user_free(&u);
 		return db_fail(st, "reading the user's records");
 	}
+	/* A lock from failed logins refuses the account as surely as disabling. */
+	struct throttle_row login, unused;
+	int64_t now_s = now / 100;
+	st = db_throttle_get(THROTTLE_LOGIN_USER, u.username, THROTTLE_RESET_USER, "", now_s,
+			     &login, &unused);
+	if (st != DB_OK) {
+		json_object_put(s.collections);
+		user_free(&u);
+		return db_fail(st, "reading the account's failed logins");
+	}
+	int64_t locked_until = login.locked_until > now_s ? login.locked_until : 0;
 	/* Effective quota: the account's, else weave.conf's; 0 is none. */
 	int64_t quota = u.quota_kb >= 0 ? u.quota_kb : admin_cfg.quota_kb;
 	const char *quota_source = u.quota_kb >= 0 ? "account" : "default";
@@ -273,6 +294,8 @@ int cmd_user_show(const struct args *a)
 	if (has_opt(a, OPT_JSON)) {
 		struct json_object *o = user_json(&u, s.records, s.bytes);
 		json_object_object_add(o, "node_effective", json_string_or_null(node));
+		json_object_object_add(o, "locked_until",
+				       locked_until ? json_object_new_int64(locked_until) : NULL);
 		json_object_object_add(o, "quota_effective_kb",
 				       quota > 0 ? json_object_new_int64(quota) : NULL);
 		json_object_object_add(o, "quota_source", json_object_new_string(quota_source));
@@ -288,7 +311,15 @@ int cmd_user_show(const struct args *a)
 
 	char when[64], last[32], size[32];
 	printf("user         %s\n", u.username);
-	printf("status       %s\n", u.status == 1 ? "enabled" : "disabled");
+	if (locked_until > 0) {
+		char until[64];
+		format_utc(locked_until, until, sizeof until);
+		printf("status       %s, LOCKED until %s after %" PRId64 " failed logins "
+		       "('weave-admin user unlock %s' lifts it)\n",
+		       u.status == 1 ? "enabled" : "disabled", until, login.events, u.username);
+	} else {
+		printf("status       %s\n", u.status == 1 ? "enabled" : "disabled");
+	}
 	printf("email        %s\n", u.email ? u.email : "-");
 	printf("node         %s%s\n", node ? node : "this server (URL from the request)",
 	       u.node ? "" : "  (default)");
@@ -364,6 +395,17 @@ int cmd_user_email(const struct args *a)
 	return rc;
 }
 
+static int add_usage(void *ctx, const char *collection, size_t len, int64_t records,
+		     int64_t bytes, int64_t modified)
+{
+	(void)collection;
+	(void)len;
+	(void)records;
+	(void)modified;
+	*(int64_t *)ctx += bytes;
+	return 0;
+}
+
 int cmd_user_quota(const struct args *a)
 {
 	struct user u;
@@ -387,6 +429,13 @@ int cmd_user_quota(const struct args *a)
 		printf("%s has no quota\n", u.username);
 	else if (rc == EXIT_OK)
 		printf("quota of %s set to %" PRId64 " KB\n", u.username, kb);
+	int64_t limit = kb < 0 ? admin_cfg.quota_kb : kb, used = 0;
+	if (rc == EXIT_OK && limit > 0 &&
+	    db_admin_user_collections(u.id, now_centiseconds(), add_usage, &used) == DB_OK &&
+	    (used + 1023) / 1024 > limit)
+		fprintf(stderr, "weave-admin: warning: %s already stores %" PRId64 " KB, above "
+			"the quota of %" PRId64 " KB: every write but deletes gets 400 "
+			"until it deletes data\n", u.username, (used + 1023) / 1024, limit);
 	user_free(&u);
 	return rc;
 }

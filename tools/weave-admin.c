@@ -9,6 +9,7 @@
 #include "admin.h"
 #include "change_board.h"
 #include "db.h"
+#include "db_admin.h"
 #include "log.h"
 
 /*
@@ -53,7 +54,7 @@ static const struct command commands[] = {
 	{ "db upgrade", 0, 0, 0, cmd_db_init, "",
 	  "same as db init",
 	  "Same as 'db init': bring an installed schema up to this version." },
-	{ "db check", 0, 0, 0, cmd_db_check, "",
+	{ "db check", 0, 0, OPT(OPT_JSON), cmd_db_check, "[--json]",
 	  "report the schema version and verify tables and indexes",
 	  "Print the installed schema version and check that every table and\n"
 	  "index of the schema exists (information_schema). Exits 1 and names\n"
@@ -158,8 +159,9 @@ static const struct command commands[] = {
 	  "lifting its lock. Addresses that must never be locked (a monitoring\n"
 	  "host, say) belong in throttle_exempt of weave.conf instead." },
 
-	{ "purge", 0, 0, OPT(OPT_BATCH) | OPT(OPT_PAUSE) | OPT(OPT_DRY_RUN) | OPT(OPT_QUIET),
-	  cmd_purge, "[--batch N] [--pause MS] [--dry-run] [--quiet]",
+	{ "purge", 0, 0,
+	  OPT(OPT_BATCH) | OPT(OPT_PAUSE) | OPT(OPT_DRY_RUN) | OPT(OPT_QUIET) | OPT(OPT_JSON),
+	  cmd_purge, "[--batch N] [--pause MS] [--dry-run] [--quiet] [--json]",
 	  "remove expired (ttl) records in small batches",
 	  "Delete records whose ttl has expired, --batch records (default 1000)\n"
 	  "per short transaction with a --pause (default 50 ms) between batches,\n"
@@ -171,7 +173,8 @@ static const struct command commands[] = {
 	  "Print account counts, unexpired records and bytes per collection,\n"
 	  "expired records waiting for purge, and the --top (default 10)\n"
 	  "largest accounts." },
-	{ "export", 1, 2, OPT(OPT_QUIET), cmd_export, "NAME [FILE|-] [--quiet]",
+	{ "export", 1, 2, OPT(OPT_QUIET) | OPT(OPT_FORCE), cmd_export,
+	  "NAME [FILE|-] [--force] [--quiet]",
 	  "write an account's records as JSON lines",
 	  "Write every record of the account, expired ones included, to FILE\n"
 	  "(default '-', standard output) as JSON lines, one object per record\n"
@@ -182,7 +185,8 @@ static const struct command commands[] = {
 	  "modified and expires are integer centiseconds (modified 126540283712\n"
 	  "is 1265402837.12 on the wire); expires null means no ttl. Records are\n"
 	  "ordered by collection and id, so two exports of the same data are\n"
-	  "byte-identical. A FILE is written to a temporary name and renamed." },
+	  "byte-identical. A FILE is written to a temporary name and renamed;\n"
+	  "an existing FILE is replaced only with --force." },
 	{ "import", 2, 2, OPT(OPT_REPLACE) | OPT(OPT_QUIET), cmd_import,
 	  "NAME FILE|- [--replace] [--quiet]",
 	  "restore records written by export, in one transaction",
@@ -222,12 +226,16 @@ static const struct command commands[] = {
 	  "'on': every request gets 503 with Retry-After and X-Weave-Backoff\n"
 	  "within 5 seconds; 'off' serves again; 'default' follows weave.conf.\n"
 	  "--retry-after sets the Retry-After seconds (1-86400) sent with 503." },
-	{ "status", 0, 0, OPT(OPT_JSON), cmd_settings, "[--json]",
+	{ "status", 0, 0, OPT(OPT_JSON), cmd_status, "[--json]",
+	  "the server at a glance: database, schema, accounts, settings",
+	  "Show the version, the configuration file, public_url, whether sign-up\n"
+	  "is open, the database and its schema version, the number of accounts,\n"
+	  "then the operator settings as 'settings' shows them. 'check' says what\n"
+	  "is wrong." },
+	{ "settings", 0, 0, OPT(OPT_JSON), cmd_settings, "[--json]",
 	  "show backoff, maintenance and retry_after in force",
 	  "Show the operator settings in force and where each comes from\n"
 	  "(the database, set by weave-admin, or weave.conf)." },
-	{ "settings", 0, 0, OPT(OPT_JSON), cmd_settings, "[--json]",
-	  "same as status", "Same as 'status'." },
 
 	{ "setup", 0, 0,
 	  OPT(OPT_YES) | OPT(OPT_SERVER_NAME) | OPT(OPT_CERT) | OPT(OPT_KEY) |
@@ -278,6 +286,7 @@ static const struct {
 	[OPT_CERT] = { "--cert", NULL, true },
 	[OPT_KEY] = { "--key", NULL, true },
 	[OPT_FIRST_USER] = { "--first-user", NULL, true },
+	[OPT_FORCE] = { "--force", "-f", false },
 };
 
 static const char exit_text[] =
@@ -286,7 +295,8 @@ static const char exit_text[] =
 
 static void print_overview(FILE *out, const char *group)
 {
-	fputs("Usage: weave-admin [--config FILE] COMMAND [ARGS...] [--help]\n\n", out);
+	fputs("Usage: weave-admin [--config FILE] [--json] COMMAND [ARGS...] [--help]\n"
+	      "       weave-admin help [COMMAND]\n\n", out);
 	if (group == NULL)
 		fputs("Administer a weave-server installation: schema, accounts, storage\n"
 		      "nodes, data and operator settings. Reads the same weave.conf as\n"
@@ -303,6 +313,7 @@ static void print_overview(FILE *out, const char *group)
 	}
 	fputs("\nOptions:\n"
 	      "  --config FILE   config file (default: $WEAVE_CONFIG, else " WEAVE_DEFAULT_CONFIG ")\n"
+	      "  --json          JSON output, for the commands that have it\n"
 	      "  --help          show help; after a command, that command's help\n"
 	      "  --version       show the version\n\n",
 	      out);
@@ -343,6 +354,53 @@ static void group_words(const char *group, char *out, size_t cap)
 			break;
 		used += (size_t)n;
 	}
+}
+
+/* Edit distance of two short words (for "did you mean"). */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t row[64];
+	if (la >= 63 || lb >= 63)
+		return 64;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* The command closest to what was typed ("usr add" -> "user add"), or NULL. */
+static const char *closest_command(int argc, char **argv)
+{
+	char typed[128];
+	const char *best = NULL;
+	size_t best_d = 3;
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		const char *w = commands[i].words;
+		if (strchr(w, ' ') != NULL && argc >= 2)
+			snprintf(typed, sizeof typed, "%s %s", argv[0], argv[1]);
+		else
+			snprintf(typed, sizeof typed, "%s", argv[0]);
+		size_t d = distance(typed, w);
+		if (d < best_d) {
+			best_d = d;
+			best = w;
+		}
+	}
+	return best;
 }
 
 /* The command named by argv[0] (and argv[1]); *used gets the word count. */
@@ -441,6 +499,25 @@ static void open_change_board(const struct config *c)
 	change_board_open(path, false, board_error, sizeof board_error);
 }
 
+/* Every command but db, status, setup and check works on the schema. */
+static bool needs_schema(const struct command *c)
+{
+	return strncmp(c->words, "db ", 3) != 0 && c->run != cmd_status;
+}
+
+/* Before 'db init', say so once instead of every statement's SQL error. */
+static int schema_installed(void)
+{
+	int64_t version = 0;
+	enum db_status st = db_admin_schema_version(&version);
+	if (st != DB_OK)
+		return db_fail(st, "reading the schema version");
+	if (version == 0)
+		return fail(EXIT_DATABASE, "database %s has no weave schema yet: run "
+			    "'weave-admin db init'", admin_cfg.db_name);
+	return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	const char *config_path = NULL;
@@ -449,8 +526,11 @@ int main(int argc, char **argv)
 
 	log_set_program("weave-admin");
 	log_set_level(LOG_LEVEL_ERROR);
+	bool global_json = false;
 	for (; i < argc && argv[i][0] == '-'; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+		if (strcmp(argv[i], "--json") == 0) {
+			global_json = true;
+		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			print_overview(stdout, NULL);
 			return EXIT_OK;
 		} else if (strcmp(argv[i], "--version") == 0) {
@@ -467,11 +547,29 @@ int main(int argc, char **argv)
 	if (i >= argc)
 		return usage_error("no command given");
 
+	/* "help [COMMAND]" is "[COMMAND] --help". */
+	bool help_word = strcmp(argv[i], "help") == 0;
+	if (help_word && ++i >= argc) {
+		print_overview(stdout, NULL);
+		return EXIT_OK;
+	}
 	int used = 0;
 	const struct command *c = find_command(argc - i, argv + i, &used);
+	if (c == NULL && help_word && is_group(argv[i])) {
+		print_overview(stdout, argv[i]);
+		return EXIT_OK;
+	}
 	if (c == NULL) {
-		if (!is_group(argv[i]))
-			return usage_error("unknown command '%s'", argv[i]);
+		const char *near = closest_command(argc - i, argv + i);
+		if (!is_group(argv[i])) {
+			if (near != NULL)
+				fprintf(stderr, "weave-admin: unknown command '%s'; did you mean "
+					"'%s'?\n", argv[i], near);
+			else
+				fprintf(stderr, "weave-admin: unknown command '%s'\n", argv[i]);
+			fputs("Try 'weave-admin help'.\n", stderr);
+			return EXIT_USAGE;
+		}
 		if (i + 1 < argc && (strcmp(argv[i + 1], "--help") == 0 ||
 				     strcmp(argv[i + 1], "-h") == 0)) {
 			print_overview(stdout, argv[i]);
@@ -481,6 +579,9 @@ int main(int argc, char **argv)
 		group_words(argv[i], subs, sizeof subs);
 		if (i + 1 >= argc)
 			fprintf(stderr, "weave-admin: '%s' needs one of: %s\n", argv[i], subs);
+		else if (near != NULL && strchr(near, ' ') != NULL)
+			fprintf(stderr, "weave-admin: unknown command '%s %s'; did you mean '%s'? "
+				"'%s' takes: %s\n", argv[i], argv[i + 1], near, argv[i], subs);
 		else
 			fprintf(stderr, "weave-admin: unknown command '%s %s'; '%s' takes: %s\n",
 				argv[i], argv[i + 1], argv[i], subs);
@@ -493,10 +594,15 @@ int main(int argc, char **argv)
 	int rc = parse_args(c, argc - i - used, argv + i + used, &a);
 	if (rc != EXIT_OK)
 		return rc;
-	if (has_opt(&a, OPT_HELP)) {
+	if (has_opt(&a, OPT_HELP) || help_word) {
 		print_command_help(c);
 		return EXIT_OK;
 	}
+	/* --json before the command counts as after it. */
+	if (global_json && !(c->options & OPT(OPT_JSON)))
+		return usage_error("'%s' has no JSON output", c->words);
+	if (global_json)
+		a.opt[OPT_JSON] = "";
 	if (a.npos < c->min_args)
 		return usage_error("'%s' needs %s", c->words,
 				   c->min_args - a.npos == 1 && a.npos == 0
@@ -523,7 +629,9 @@ int main(int argc, char **argv)
 	}
 	db_configure(&admin_cfg);
 	open_change_board(&admin_cfg);
-	rc = c->run(&a);
+	rc = needs_schema(c) ? schema_installed() : EXIT_OK;
+	if (rc == EXIT_OK)
+		rc = c->run(&a);
 	if (change_board_missed_bumps() > 0 && board_error[0] != '\0' &&
 	    admin_cfg.account_cache_seconds > 0)
 		fprintf(stderr,
