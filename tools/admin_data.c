@@ -218,25 +218,28 @@ int cmd_stats(const struct args *a)
 	printf("accounts     %" PRId64 " (%" PRId64 " disabled)\n", users, disabled);
 	printf("records      %" PRId64 " (%s), %" PRId64 " expired waiting for purge\n",
 	       s.records, size, expired);
-	printf("\n%-32s %8s %12s %14s\n", "COLLECTION", "USERS", "RECORDS", "BYTES");
+	printf("\n%-32s %8s %12s %10s\n", "COLLECTION", "USERS", "RECORDS", "SIZE");
 	size_t n = json_object_array_length(s.collections);
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *o = json_object_array_get_idx(s.collections, i);
-		printf("%-32s %8" PRId64 " %12" PRId64 " %14" PRId64 "\n",
-		       member_str(o, "collection"), member_int(o, "users"),
-		       member_int(o, "records"), member_int(o, "bytes"));
+		format_bytes(member_int(o, "bytes"), size, sizeof size);
+		printf("%-32s %8" PRId64 " %12" PRId64 " %10s\n", member_str(o, "collection"),
+		       member_int(o, "users"), member_int(o, "records"), size);
 	}
 	n = json_object_array_length(s.largest);
 	if (n > 0)
-		printf("\n%-32s %12s %14s  %s\n", "LARGEST ACCOUNTS", "RECORDS", "BYTES",
+		printf("\n%-32s %12s %10s  %s\n", "LARGEST ACCOUNTS", "RECORDS", "SIZE",
 		       "LAST WRITE");
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *o = json_object_array_get_idx(s.largest, i);
 		struct json_object *last = NULL;
+		char when[64] = "never";
 		json_object_object_get_ex(o, "last_write", &last);
-		printf("%-32s %12" PRId64 " %14" PRId64 "  %s\n", member_str(o, "username"),
-		       member_int(o, "records"), member_int(o, "bytes"),
-		       last ? json_object_to_json_string(last) : "never");
+		if (last != NULL && json_object_get_double(last) > 0)
+			format_utc((int64_t)json_object_get_double(last), when, sizeof when);
+		format_bytes(member_int(o, "bytes"), size, sizeof size);
+		printf("%-32s %12" PRId64 " %10s  %s\n", member_str(o, "username"),
+		       member_int(o, "records"), size, when);
 	}
 	json_object_put(s.collections);
 	json_object_put(s.largest);

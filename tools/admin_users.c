@@ -145,7 +145,7 @@ struct list_ctx {
  * query shows only its message. */
 static void list_header(void)
 {
-	printf("%-32s %-8s %10s %12s  %-14s %s\n", "USER", "STATUS", "RECORDS", "KB",
+	printf("%-32s %-8s %10s %10s  %-23s  %s\n", "USER", "STATUS", "RECORDS", "SIZE",
 	       "LAST WRITE", "EMAIL");
 }
 
@@ -159,12 +159,13 @@ static int list_one(void *ctx, const struct user *u, int64_t records, int64_t by
 	}
 	if (l->count == 1)
 		list_header();
-	char last[32] = "never";
+	char last[64] = "never", size[32];
 	if (u->last_write > 0)
-		format_timestamp(u->last_write, last, sizeof last);
-	printf("%-32s %-8s %10" PRId64 " %12" PRId64 "  %-14s %s\n", u->username,
-	       u->status == 1 ? "enabled" : "disabled", records, (bytes + 1023) / 1024,
-	       last, u->email ? u->email : "-");
+		format_utc(u->last_write / 100, last, sizeof last);
+	format_bytes(bytes, size, sizeof size);
+	printf("%-32s %-8s %10" PRId64 " %10s  %-23s  %s\n", u->username,
+	       u->status == 1 ? "enabled" : "disabled", records, size, last,
+	       u->email ? u->email : "-");
 	return 0;
 }
 
@@ -346,15 +347,19 @@ int cmd_user_show(const struct args *a)
 	} else {
 		printf("last write   never\n");
 	}
-	printf("\n%-32s %10s %12s  %s\n", "COLLECTION", "RECORDS", "BYTES", "MODIFIED");
+	printf("\n%-32s %10s %10s  %s\n", "COLLECTION", "RECORDS", "SIZE", "MODIFIED");
 	json_object_object_foreach(s.collections, key, val)
 	{
 		struct json_object *r, *b, *m;
 		json_object_object_get_ex(val, "records", &r);
 		json_object_object_get_ex(val, "bytes", &b);
 		json_object_object_get_ex(val, "modified", &m);
-		printf("%-32s %10" PRId64 " %12" PRId64 "  %s\n", key, json_object_get_int64(r),
-		       json_object_get_int64(b), m ? json_object_to_json_string(m) : "-");
+		format_bytes(json_object_get_int64(b), size, sizeof size);
+		snprintf(when, sizeof when, "-");
+		if (m != NULL && json_object_get_double(m) > 0)
+			format_utc((int64_t)json_object_get_double(m), when, sizeof when);
+		printf("%-32s %10" PRId64 " %10s  %s\n", key, json_object_get_int64(r), size,
+		       when);
 	}
 	json_object_put(s.collections);
 	user_free(&u);
