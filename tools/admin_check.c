@@ -81,6 +81,12 @@ static bool check_config_file(const char *path, const struct apache_user *www)
 		return false;
 	}
 	bool mode_ok = true;
+	if (www != NULL && st.st_uid == www->uid) {
+		snprintf(fix, sizeof fix, "chown root:%s %s", www->group, path);
+		say_problem(fix, "%s belongs to the Apache user %s, so the server could rewrite "
+			    "its own configuration", path, www->name);
+		mode_ok = false;
+	}
 	if (st.st_mode & S_IRWXO) {
 		snprintf(fix, sizeof fix, "chmod 0640 %s", path);
 		say_problem(fix, "%s is open to every user (mode %04o) but holds the "

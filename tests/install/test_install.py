@@ -210,6 +210,56 @@ def test_check_passes_on_the_installation():
     assert "To: admin@example.org" in mails and "weave-admin check" in mails, mails
 
 
+def test_interactive_setup_asks_and_confirms():
+    """Without --yes: the questions on a terminal, then a confirmation."""
+    import pty
+    master, slave = pty.openpty()
+    answers = b"localhost\n\n\ny\n"     # name, no certificate, no account, go on
+    os.write(master, answers)
+    p = subprocess.Popen(["nsenter", "--target", str(box().init_pid), "--mount", "--net", "--pid",
+                          "--wd=/", "weave-admin", "setup"], stdin=slave, stdout=subprocess.PIPE,
+                         stderr=slave)
+    out = p.communicate(timeout=300)[0].decode()
+    os.close(slave)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    asked = shown.decode(errors="replace")
+    assert p.returncode == 0, out + asked
+    for question in ("Server name clients will use", "Certificate file", "First account",
+                     "Go on?"):
+        assert question in asked, asked
+    assert [line for line in out.split("\nChecking")[0].splitlines()
+            if line.startswith("changed")] == [], out
+
+
+def test_setup_with_a_given_certificate():
+    top = box().top
+    sh(f"openssl req -x509 -newkey rsa:2048 -sha256 -nodes -days 30 -subj /CN=localhost "
+       f"-addext subjectAltName=DNS:localhost -keyout {top}/given.key -out {top}/given.crt 2>/dev/null")
+    p = admin("setup", "--yes", "--server-name", "localhost", "--cert", f"{top}/given.crt",
+              "--key", f"{top}/given.key")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert f"SSLCertificateFile {top}/given.crt" in sh(f"cat {SITE}").stdout
+    x = sh(f"openssl x509 -in {top}/given.crt -noout -fingerprint -sha256").stdout
+    m = re.search(r"SHA-256 fingerprint: ([0-9A-F:]{95})\n", p.stdout)
+    assert m and m.group(1) in x, (p.stdout, x)
+    code = sh(f"curl -s -o /dev/null -w '%{{http_code}}' --cacert {top}/given.crt "
+              f"-u '{USER}:{PASSWORD}' {URL}1.0/{USER}/info/collections").stdout
+    assert code == "200", code
+    # Back to the self-signed one for the checks below.
+    p = admin("setup", "--yes", "--server-name", "localhost")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert f"SSLCertificateFile {CERT}" in sh(f"cat {SITE}").stdout
+
+
 # ---- check: one broken setting at a time ------------------------------------------------------
 
 def edit_conf(sed):
@@ -221,6 +271,7 @@ CONF_BREAKS = [
     ("unknown key", f"echo 'no_such_key = 1' >> {CONF}", "no_such_key"),
     ("mode 0644", f"chmod 0644 {CONF}", "open to every user"),
     ("group root", f"chgrp root {CONF}", "cannot read /etc/weave/weave.conf"),
+    ("owned by www-data", f"chown www-data {CONF}", "belongs to the Apache user www-data"),
     ("captcha without secret", edit_conf("-e '/^captcha_secret/d' -e 's/^registration = off/registration = on/'"),
      "captcha_secret is unset"),
     ("captcha verifier without keys", f"echo 'captcha_verify_url = https://verify.example/' >> {CONF}",
