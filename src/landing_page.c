@@ -55,9 +55,7 @@ int landing_page(struct request *req, struct response *resp)
 			"<p><a href=\"");
 	html_escape(&body, url.data);
 	buf_puts(&body, "weave-password-reset\">Forgot your password?</a></p>\n");
-	char title[300];
-	snprintf(title, sizeof title, "Weave Sync server %s", name);
-	html_page(resp, 200, title, body.data);
+	html_page(resp, 200, name, body.data);
 	buf_free(&url);
 	buf_free(&body);
 	return 200;

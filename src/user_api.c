@@ -372,6 +372,23 @@ int user_send_reset_code(const struct request *req, const struct user *u)
 		const char *host = request_env(req, "SERVER_NAME");
 		buf_printf(&from, "Weave Sync <weave@%s>", host ? host : "localhost");
 	}
+	/* An e-mail login knows its account by the address, not by the hashed
+	 * name it is stored under: name it so, in the text and the link. */
+	const char *shown = u->username;
+	char mapped[USERNAME_MAX + 1];
+	auth_email_to_username(u->email, strlen(u->email), mapped);
+	if (strcmp(mapped, u->username) == 0)
+		shown = u->email;
+	struct buf shown_query;
+	buf_init(&shown_query, 1024);
+	for (const char *p = shown; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '.' || c == '_' || c == '-' || c == '@')
+			buf_putc(&shown_query, (char)c);
+		else
+			buf_printf(&shown_query, "%%%02X", c);
+	}
 	buf_printf(&body,
 		   "Someone (hopefully you) asked to reset the password of the sync\n"
 		   "account \"%s\".\n\n"
@@ -381,8 +398,9 @@ int user_send_reset_code(const struct request *req, const struct user *u)
 		   "  %s\n\n"
 		   "If you did not ask for this, ignore this message: your password\n"
 		   "stays as it is.\n",
-		   u->username, (long long)(cfg->reset_code_lifetime + 3599) / 3600,
-		   url.data, u->username, code, code);
+		   shown, (long long)(cfg->reset_code_lifetime + 3599) / 3600,
+		   url.data, shown_query.data, code, code);
+	buf_free(&shown_query);
 	int rc = mail_send(cfg->sendmail_command, from.data, u->email,
 			   "Reset your sync account password", body.data);
 	if (rc == 0)

@@ -3,6 +3,7 @@ see what it is, the URL to enter in the client and whether sign-up is open;
 programs asking for JSON keep the old answer (404, code 0)."""
 
 import html
+import re
 
 import weave
 from weave import request
@@ -47,3 +48,11 @@ def test_other_methods_at_the_root_are_not_pages():
     r = request("POST", weave.BASE_PATH, body="x", headers={"Accept": FIREFOX_ACCEPT})
     assert r.status != 200 and not r.headers.get("Content-Type", "").startswith("text/html"), \
         (r.status, r.headers)
+
+
+def test_every_page_names_the_service():
+    for path in (weave.BASE_PATH, "weave-password-reset"):
+        r = request("GET", path, headers={"Accept": FIREFOX_ACCEPT})
+        assert r.status == 200, r
+        assert '<p class="service">Weave Sync server</p>' in r.text, r.text
+        assert re.search(r"<title>[^<]+ \u2014 Weave Sync</title>", r.text), r.text
