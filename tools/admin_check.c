@@ -462,16 +462,19 @@ int check_installation(const char *mail_to, const char *certificate)
 
 	problems = 0;
 	memset(&view, 0, sizeof view);
-	if (apache_user(NULL, &www_user) == 0)
+	if (geteuid() != 0)
+		say_note("not run as root: what the Apache user can open is not checked "
+			 "(run 'weave-admin check' as root for that)");
+	else if (apache_user(NULL, &www_user) == 0)
 		www = &www_user;
 	else
 		say_note("no Apache user (www-data, apache, www) on this host: file access "
 			 "is not checked as the server's user");
 	config_free(&admin_cfg);
 	config_defaults(&admin_cfg);
-	if (!check_config_file(path, www) ||
-	    config_load(&admin_cfg, path, err, sizeof err) < 0) {
-		if (problems == 0)
+	bool exists = check_config_file(path, www);
+	if (!exists || config_load(&admin_cfg, path, err, sizeof err) < 0) {
+		if (exists)
 			say_problem("correct that line (weave.conf(5) lists every key)", "%s", err);
 		printf("%d problem%s found; the rest is checked once the configuration "
 		       "loads\n", problems, problems == 1 ? "" : "s");

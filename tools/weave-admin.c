@@ -50,7 +50,8 @@ static const struct command commands[] = {
 	  "create the schema, or add what is missing",
 	  "Run the schema compiled into weave-admin: every statement is CREATE ...\n"
 	  "IF NOT EXISTS, so on an installed database only what is missing is\n"
-	  "added, and the schema version is recorded. Running it again is harmless." },
+	  "added (an index missing from an existing table is recreated), and the\n"
+	  "schema version is recorded. Running it again is harmless." },
 	{ "db upgrade", 0, 0, 0, cmd_db_init, "",
 	  "same as db init",
 	  "Same as 'db init': bring an installed schema up to this version." },
@@ -225,7 +226,8 @@ static const struct command commands[] = {
 	  "answer every request with 503 (or stop doing so)",
 	  "'on': every request gets 503 with Retry-After and X-Weave-Backoff\n"
 	  "within 5 seconds; 'off' serves again; 'default' follows weave.conf.\n"
-	  "--retry-after sets the Retry-After seconds (1-86400) sent with 503." },
+	  "--retry-after (with 'on') sets the Retry-After seconds (1-86400) sent\n"
+	  "with 503; 'off' and 'default' give Retry-After back to weave.conf." },
 	{ "status", 0, 0, OPT(OPT_JSON), cmd_status, "[--json]",
 	  "the server at a glance: database, schema, accounts, settings",
 	  "Show the version, the configuration file, public_url, whether sign-up\n"
