@@ -139,7 +139,20 @@ static struct json_object *user_json(const struct user *u, int64_t records,
 struct list_ctx {
 	struct json_object *array; /* NULL: text output */
 	int64_t count;
+	struct json_object *locked; /* names locked by failed logins -> true */
+	int64_t now;                /* seconds */
 };
+
+/* One query for every lock, rather than one per listed account. */
+static int collect_locked(void *ctx, enum throttle_kind kind, const char *subject,
+			  const struct throttle_row *r, int64_t expires)
+{
+	struct list_ctx *l = ctx;
+	(void)expires;
+	if (kind == THROTTLE_LOGIN_USER && r->locked_until > l->now)
+		json_object_object_add(l->locked, subject, json_object_new_boolean(1));
+	return 0;
+}
 
 /* Printed with the first row (or after an empty answer), so that a failed
  * query shows only its message. */
@@ -153,8 +166,11 @@ static int list_one(void *ctx, const struct user *u, int64_t records, int64_t by
 {
 	struct list_ctx *l = ctx;
 	l->count++;
+	bool locked = json_object_object_get_ex(l->locked, u->username, NULL);
 	if (l->array != NULL) {
-		json_object_array_add(l->array, user_json(u, records, bytes));
+		struct json_object *o = user_json(u, records, bytes);
+		json_object_object_add(o, "locked", json_object_new_boolean(locked));
+		json_object_array_add(l->array, o);
 		return 0;
 	}
 	if (l->count == 1)
@@ -164,7 +180,7 @@ static int list_one(void *ctx, const struct user *u, int64_t records, int64_t by
 		format_utc(u->last_write / 100, last, sizeof last);
 	format_bytes(bytes, size, sizeof size);
 	printf("%-32s %-8s %10" PRId64 " %10s  %-23s  %s\n", u->username,
-	       u->status == 1 ? "enabled" : "disabled", records, size, last,
+	       u->status != 1 ? "disabled" : locked ? "locked" : "enabled", records, size, last,
 	       u->email ? u->email : "-");
 	return 0;
 }
@@ -220,10 +236,13 @@ int cmd_user_list(const struct args *a)
 		return rc;
 	f.now = now_centiseconds();
 
-	struct list_ctx l = { NULL, 0 };
+	struct list_ctx l = { NULL, 0, json_object_new_object(), f.now / 100 };
 	if (has_opt(a, OPT_JSON))
 		l.array = json_object_new_array();
-	enum db_status st = db_user_search(&f, list_one, &l);
+	enum db_status st = db_throttle_list(l.now, collect_locked, &l);
+	if (st == DB_OK)
+		st = db_user_search(&f, list_one, &l);
+	json_object_put(l.locked);
 	if (st != DB_OK) {
 		json_object_put(l.array);
 		return db_fail(st, "listing users");

@@ -123,10 +123,14 @@ def test_a_locked_account_shows_locked():
         p = run("user", "show", name)
         assert p.returncode == 0 and "LOCKED until" in p.stdout and "user unlock" in p.stdout, p.stdout
         assert json.loads(run("user", "show", name, "--json").stdout)["locked_until"] is not None
+        row = run("user", "list", "--name-like", name).stdout.splitlines()[1].split()
+        assert row[:2] == [name, "locked"], row
+        assert json.loads(run("user", "list", "--name-like", name, "--json").stdout)[0]["locked"] is True
     finally:
         assert run("user", "unlock", name).returncode == 0
     p = run("user", "show", name)
     assert "LOCKED" not in p.stdout
+    assert run("user", "list", "--name-like", name).stdout.splitlines()[1].split()[1] == "enabled"
     assert json.loads(run("user", "show", name, "--json").stdout)["locked_until"] is None
 
 
