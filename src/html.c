@@ -29,13 +29,15 @@ void html_page(struct response *resp, int status, const char *title,
 			"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
 			"<title>");
 	html_escape(&page, title);
-	buf_puts(&page, "</title>\n<style>\n"
+	/* Which service this is, on every page and in every tab title. */
+	buf_puts(&page, " \xe2\x80\x94 Weave Sync</title>\n<style>\n"
 			"body{font-family:sans-serif;max-width:32em;margin:2em auto;padding:0 1em;color:#222}\n"
 			"label{display:block;margin-top:1em}\n"
 			"input[type=text],input[type=password]{width:100%;padding:.4em;box-sizing:border-box}\n"
 			"button{margin-top:1.2em;padding:.5em 1.2em}\n"
 			".error{color:#a00}\n"
-			"</style>\n</head>\n<body>\n<h1>");
+			".service{color:#666;margin-bottom:0}\n"
+			"</style>\n</head>\n<body>\n<p class=\"service\">Weave Sync server</p>\n<h1>");
 	html_escape(&page, title);
 	buf_puts(&page, "</h1>\n");
 	buf_puts(&page, body_html);

@@ -13,7 +13,8 @@ int html_escape(struct buf *out, const char *s);
 
 /*
  * Answer `status` with a complete page: title (escaped) and body_html
- * (already safe HTML). Adds CSP (no scripts, no framing), nosniff,
+ * (already safe HTML), under a line naming the service (in the tab
+ * title too). Adds CSP (no scripts, no framing), nosniff,
  * no-referrer and no-store headers.
  */
 void html_page(struct response *resp, int status, const char *title,

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *const level_names[LOG_LEVEL__MAX] = {
@@ -72,12 +73,21 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	for (char *p = message; *p != '\0'; p++)
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
+	/* A time of our own: mod_fcgid hands our stderr to Apache's error log
+	 * as it is, with no time of Apache's in front. */
+	char when[40] = "";
+	struct timespec ts;
+	struct tm tm;
+	if (clock_gettime(CLOCK_REALTIME, &ts) == 0 && gmtime_r(&ts.tv_sec, &tm) != NULL) {
+		size_t n = strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+		snprintf(when + n, sizeof when - n, ".%03ldZ", ts.tv_nsec / 1000000);
+	}
 	if (current_request != 0)
-		fprintf(stderr, "%s[%ld] %s req=%lu user=%s: %s\n", program,
+		fprintf(stderr, "%s %s[%ld] %s req=%lu user=%s: %s\n", when, program,
 			(long)getpid(), level_names[level], current_request,
 			current_user[0] ? current_user : "-", message);
 	else
-		fprintf(stderr, "%s[%ld] %s: %s\n", program, (long)getpid(),
+		fprintf(stderr, "%s %s[%ld] %s: %s\n", when, program, (long)getpid(),
 			level_names[level], message);
 	fflush(stderr);
 }

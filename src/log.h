@@ -1,6 +1,7 @@
 /*
  * log.h - one-line log records on stderr (Apache's error log under
- * mod_fcgid): "weave[pid] LEVEL req=ID user=NAME: message".
+ * mod_fcgid, which adds no time of its own):
+ * "2026-01-02T03:04:05.678Z weave[pid] LEVEL req=ID user=NAME: message".
  *
  * The request context (id, user) is set by the dispatcher for the
  * duration of one request and cleared afterwards. Never log passwords,

@@ -1,6 +1,7 @@
 /* mail.c - send a message through the sendmail command. */
 #include "mail.h"
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,8 +29,15 @@ int mail_send(const char *command, const char *from, const char *to,
 	gmtime_r(&now, &tm);
 	strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S +0000", &tm);
 	fflush(NULL);
+	/* A command that is missing or exits early closes the pipe: that is
+	 * its exit status to report below, not a SIGPIPE to die of. */
+	struct sigaction ignore, saved;
+	memset(&ignore, 0, sizeof ignore);
+	ignore.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &ignore, &saved);
 	FILE *p = popen(command, "w");
 	if (p == NULL) {
+		sigaction(SIGPIPE, &saved, NULL);
 		log_error("cannot start mail command '%s'", command);
 		return -1;
 	}
@@ -38,8 +46,25 @@ int mail_send(const char *command, const char *from, const char *to,
 		   "Content-Transfer-Encoding: 8bit\nAuto-Submitted: auto-generated\n\n%s",
 		from, to, subject, date, body);
 	int status = pclose(p);
-	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		log_error("mail command '%s' failed (status %d)", command, status);
+	sigaction(SIGPIPE, &saved, NULL);
+	if (status == -1) {
+		log_error("mail command '%s': cannot tell whether it ran", command);
+		return -1;
+	}
+	if (WIFSIGNALED(status)) {
+		log_error("mail command '%s' was killed by signal %d", command, WTERMSIG(status));
+		return -1;
+	}
+	if (WEXITSTATUS(status) == 127) {
+		/* The shell's "not found": no MTA on this host. */
+		log_error("mail command '%s' was not found (exit 127): install a mail "
+			  "transfer agent or set sendmail_command ('weave-admin check' "
+			  "checks it)", command);
+		return -1;
+	}
+	if (WEXITSTATUS(status) != 0) {
+		log_error("mail command '%s' failed with exit status %d", command,
+			  WEXITSTATUS(status));
 		return -1;
 	}
 	return 0;

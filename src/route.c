@@ -14,6 +14,7 @@
 #include "change_board.h"
 #include "config.h"
 #include "db_user.h"
+#include "landing_page.h"
 #include "log.h"
 #include "password.h"
 #include "reset_page.h"
@@ -91,6 +92,8 @@ static const struct route routes[] = {
 
 	{ METHOD_GET, "weave-password-reset", reset_page, 0 },
 	{ METHOD_POST, "weave-password-reset", reset_page, READS_BODY },
+
+	{ METHOD_GET, "", landing_page, 0 }, /* the mount root, for people */
 };
 
 #define NROUTES (sizeof routes / sizeof routes[0])

@@ -324,6 +324,23 @@ int user_send_reset_code(const struct request *req, const struct user *u)
 		const char *host = request_env(req, "SERVER_NAME");
 		buf_printf(&from, "Weave Sync <weave@%s>", host ? host : "localhost");
 	}
+	/* An e-mail login knows its account by the address, not by the hashed
+	 * name it is stored under: name it so, in the text and the link. */
+	const char *shown = u->username;
+	char mapped[USERNAME_MAX + 1];
+	auth_email_to_username(u->email, strlen(u->email), mapped);
+	if (strcmp(mapped, u->username) == 0)
+		shown = u->email;
+	struct buf shown_query;
+	buf_init(&shown_query, 1024);
+	for (const char *p = shown; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '.' || c == '_' || c == '-' || c == '@')
+			buf_putc(&shown_query, (char)c);
+		else
+			buf_printf(&shown_query, "%%%02X", c);
+	}
 	/* The code never goes into the link: a URL ends up in web server
 	 * logs, proxies and browser histories, where a live code must not. */
 	buf_printf(&body,
@@ -331,7 +348,7 @@ int user_send_reset_code(const struct request *req, const struct user *u)
 		   "account \"%s\".\n\n"
 		   "Your reset code is:\n\n"
 		   "  %s\n\n",
-		   u->username, code);
+		   shown, code);
 	/* Only a configured URL makes the link: one built from the request's
 	 * Host header would let whoever asked for the mail point the owner
 	 * at a page of its own, where the owner would type the code. */
@@ -341,7 +358,7 @@ int user_send_reset_code(const struct request *req, const struct user *u)
 			   "enter the code there (dashes and case do not matter):\n\n"
 			   "  %sweave-password-reset?username=%s\n\n",
 			   (long long)(cfg->reset_code_lifetime + 3599) / 3600,
-			   cfg->public_url, u->username);
+			   cfg->public_url, shown_query.data);
 	} else {
 		log_warn("reset mail sent without a link: set public_url in "
 			 "weave.conf so that it can carry one");
@@ -352,6 +369,7 @@ int user_send_reset_code(const struct request *req, const struct user *u)
 			   "enter the code there (dashes and case do not matter).\n\n",
 			   (long long)(cfg->reset_code_lifetime + 3599) / 3600);
 	}
+	buf_free(&shown_query);
 	buf_puts(&body, "If you did not ask for this, ignore this message: your password\n"
 			"stays as it is.\n");
 	int rc = mail_send(cfg->sendmail_command, from.data, u->email,

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "util.h"
 
 struct config admin_cfg;
+const char *admin_config_path;
 static const struct command *current;
 
 void admin_set_command(const struct command *c)
@@ -69,6 +71,12 @@ int db_fail(enum db_status st, const char *what)
 	if (st == DB_RETRY)
 		return fail(EXIT_DATABASE, "the database reported a deadlock or lock "
 					   "timeout while %s; run the command again", what);
+	/* Before 'db init' every statement names a missing table. */
+	if (strstr(db_last_error(), "Table '") != NULL &&
+	    strstr(db_last_error(), "doesn't exist") != NULL)
+		return fail(EXIT_DATABASE, "database %s has no weave schema, or lacks part of "
+			    "it (%s): run 'weave-admin db init'", admin_cfg.db_name,
+			    db_last_error());
 	return fail(EXIT_DATABASE, "database error while %s: %s", what,
 		    db_last_error());
 }
@@ -309,29 +317,67 @@ static void format_duration(double seconds, char *out, size_t cap)
 		snprintf(out, cap, "%" PRId64 ":%02" PRId64, s / 60, s % 60);
 }
 
+/* Columns of the terminal on stderr (80 when it does not say). */
+static int terminal_columns(void)
+{
+	struct winsize ws;
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+		return ws.ws_col;
+	return 80;
+}
+
+/* A count in the bar's unit: bytes as "1.2 MB", anything else as a number. */
+static void format_amount(const struct progress *p, double n, char *out, size_t cap)
+{
+	if (strcmp(p->unit, "bytes") == 0)
+		format_bytes((int64_t)n, out, cap);
+	else
+		snprintf(out, cap, "%.0f", n);
+}
+
+/* One line, never wider than the terminal: a line that wraps is redrawn
+ * below itself instead of over itself. */
 static void progress_draw(struct progress *p, double now)
 {
-	char bar[BAR_WIDTH + 1], eta[32] = "", elapsed[32];
+	char bar[BAR_WIDTH + 1] = "", eta[32] = "", elapsed[32], done_s[32], total_s[32],
+	     rate_s[32], tail[200], line[400];
 	double took = now - p->started;
 	double rate = took > 0.05 ? (double)p->done / took : 0.0;
+	bool bytes = strcmp(p->unit, "bytes") == 0;
+	const char *unit = bytes ? "" : p->unit;
 
 	p->drawn = now;
 	format_duration(took, elapsed, sizeof elapsed);
+	format_amount(p, (double)p->done, done_s, sizeof done_s);
+	format_amount(p, rate, rate_s, sizeof rate_s);
+	int columns = terminal_columns();
 	if (p->total > 0) {
 		int64_t done = p->done > p->total ? p->total : p->done;
-		int fill = (int)(done * BAR_WIDTH / p->total);
-		for (int i = 0; i < BAR_WIDTH; i++)
-			bar[i] = i < fill ? '#' : '-';
-		bar[BAR_WIDTH] = '\0';
+		format_amount(p, (double)p->total, total_s, sizeof total_s);
 		if (rate > 0 && done < p->total)
 			format_duration((double)(p->total - done) / rate, eta, sizeof eta);
-		fprintf(stderr, "\r%s [%s] %3d%% %" PRId64 "/%" PRId64 " %s  %.0f/s  %s%s\033[K",
-			p->label, bar, (int)(done * 100 / p->total), p->done, p->total,
-			p->unit, rate, eta[0] ? "ETA " : "elapsed ", eta[0] ? eta : elapsed);
+		snprintf(tail, sizeof tail, "%3d%% %s/%s %s  %s/s  %s%s",
+			 (int)(done * 100 / p->total), done_s, total_s, unit, rate_s,
+			 eta[0] ? "ETA " : "elapsed ", eta[0] ? eta : elapsed);
+		/* The bar takes what is left of the line, up to BAR_WIDTH. */
+		int room = columns - 1 - (int)strlen(p->label) - (int)strlen(tail) - 4;
+		int width = room < BAR_WIDTH ? room : BAR_WIDTH;
+		if (width >= 5) {
+			int fill = (int)(done * width / p->total);
+			for (int i = 0; i < width; i++)
+				bar[i] = i < fill ? '#' : '-';
+			bar[width] = '\0';
+			snprintf(line, sizeof line, "%s [%s] %s", p->label, bar, tail);
+		} else {
+			snprintf(line, sizeof line, "%s %s", p->label, tail);
+		}
 	} else {
-		fprintf(stderr, "\r%s %" PRId64 " %s  %.0f/s  elapsed %s\033[K", p->label,
-			p->done, p->unit, rate, elapsed);
+		snprintf(line, sizeof line, "%s %s %s  %s/s  elapsed %s", p->label, done_s, unit,
+			 rate_s, elapsed);
 	}
+	if ((int)strlen(line) > columns - 1)
+		line[columns - 1] = '\0';
+	fprintf(stderr, "\r%s\033[K", line);
 	fflush(stderr);
 }
 

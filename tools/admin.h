@@ -60,6 +60,12 @@ enum admin_opt {
 	OPT_PAUSE,         /* --pause MILLISECONDS */
 	OPT_TOP,           /* --top N */
 	OPT_REPLACE,       /* --replace */
+	OPT_MAIL,          /* --mail ADDRESS (check) */
+	OPT_SERVER_NAME,   /* --server-name HOST (setup) */
+	OPT_CERT,          /* --cert FILE (setup) */
+	OPT_KEY,           /* --key FILE (setup) */
+	OPT_FIRST_USER,    /* --first-user NAME (setup) */
+	OPT_FORCE,         /* --force (export: replace FILE) */
 	OPT__MAX
 };
 
@@ -84,6 +90,9 @@ struct command {
 
 /* weave.conf as loaded by main(). */
 extern struct config admin_cfg;
+/* Its path (--config, $WEAVE_CONFIG or the default); setup and check load
+ * it themselves, as it may not exist or not load yet. */
+extern const char *admin_config_path;
 
 /* ---- messages ----------------------------------------------------------- */
 
@@ -225,5 +234,54 @@ int cmd_db_check(const struct args *a);
 int cmd_backoff(const struct args *a);
 int cmd_maintenance(const struct args *a);
 int cmd_settings(const struct args *a);
+int cmd_status(const struct args *a);
+/* The installed schema against the compiled-in one: its version (0: none),
+ * how many tables and indexes are missing, and the first of them. */
+enum db_status schema_inspect(int64_t *version, size_t *missing, char *first, size_t cap);
+
+/* admin_check.c: what is wrong with this installation, each with its fix */
+int cmd_check(const struct args *a);
+/* The checks on admin_config_path; returns the number of problems.
+ * certificate (or NULL): a CA file to trust for the request through
+ * public_url besides the system's. */
+int check_installation(const char *mail_to, const char *certificate);
+
+/* admin_setup.c: database, weave.conf, Apache and HTTPS in one go */
+int cmd_setup(const struct args *a);
+
+/* admin_host.c: the host around the server */
+/* Run argv (PATH searched, stdin /dev/null); stdout and stderr go to output
+ * when given (cut at its max), else are inherited. The exit status, or -1
+ * when it could not run or died of a signal. */
+int run_program(const char *const argv[], struct buf *output);
+bool program_exists(const char *name);
+/* "apache2ctl" (Debian) or "apachectl", NULL when neither is installed. */
+const char *apache_ctl(void);
+
+struct apache_user {
+	char name[64], group[64];
+	unsigned uid, gid;
+};
+/* The user Apache runs its FastCGI programs as: given, else Debian's
+ * APACHE_RUN_USER/GROUP, else www-data, apache or www. 0 or -1. */
+int apache_user(const char *given, struct apache_user *u);
+/* fn(ctx) in a child running as u; 0 when it returned 0. */
+int as_apache_user(const struct apache_user *u, int (*fn)(void *ctx), void *ctx);
+
+/* What Apache's loaded configuration (every included file) says about us. */
+struct apache_view {
+	bool configtest_ok;
+	char configtest_error[320];
+	char snippet[512];       /* the file with the Alias to weave.fcgi */
+	char mount[256];         /* "/weave" */
+	char alias_target[512];  /* the weave.fcgi it names */
+	bool encoded_slashes_nodecode;
+	int64_t fcgid_max_request_len; /* -1: not set (mod_fcgid's 131072) */
+	char certificate[512];   /* the first SSLCertificateFile */
+	char weave_config[512];  /* FcgidInitialEnv WEAVE_CONFIG, "" if none */
+};
+/* Ask apache2ctl -t -D DUMP_INCLUDES, then read each file; -1 when no
+ * apachectl is installed. */
+int apache_view_load(struct apache_view *v);
 
 #endif

@@ -1,5 +1,6 @@
 /* admin_data.c - weave-admin purge, stats, export and import: the records themselves. */
 #include <errno.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -53,9 +54,16 @@ int cmd_purge(const struct args *a)
 	enum db_status st = db_admin_count_expired(0, now, &expired);
 	if (st != DB_OK)
 		return db_fail(st, "counting expired records");
+	bool json = has_opt(a, OPT_JSON);
 	if (has_opt(a, OPT_DRY_RUN)) {
-		if (!quiet)
+		if (json) {
+			struct json_object *o = json_object_new_object();
+			json_object_object_add(o, "dry_run", json_object_new_boolean(1));
+			json_object_object_add(o, "expired_records", json_object_new_int64(expired));
+			json_print(o);
+		} else if (!quiet) {
 			printf("%" PRId64 " expired records would be removed\n", expired);
+		}
 		return EXIT_OK;
 	}
 
@@ -91,9 +99,10 @@ int cmd_purge(const struct args *a)
 				"before the failure\n", total);
 		return db_fail(st, "purging expired records");
 	}
-	if (!quiet)
+	double took = monotonic_seconds() - started;
+	if (!quiet && !json)
 		printf("purged %" PRIu64 " expired records in %" PRId64 " batches (%.1f s)\n",
-		       total, batches, monotonic_seconds() - started);
+		       total, batches, took);
 	/* The server forgets these as it goes; a quiet server leaves some. */
 	uint64_t counters = 0, removed;
 	do {
@@ -103,9 +112,18 @@ int cmd_purge(const struct args *a)
 	} while (st == DB_OK && removed == (uint64_t)batch);
 	if (st != DB_OK)
 		return db_fail(st, "removing old failed-login counters");
-	if (!quiet && counters > 0)
+	if (json) {
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "purged_records", json_object_new_int64((int64_t)total));
+		json_object_object_add(o, "batches", json_object_new_int64(batches));
+		json_object_object_add(o, "seconds", json_object_new_double(took));
+		json_object_object_add(o, "removed_counters",
+				       json_object_new_int64((int64_t)counters));
+		json_print(o);
+	} else if (!quiet && counters > 0) {
 		printf("removed %" PRIu64 " failed-login counters past their window\n",
 		       counters);
+	}
 	return EXIT_OK;
 }
 
@@ -200,25 +218,28 @@ int cmd_stats(const struct args *a)
 	printf("accounts     %" PRId64 " (%" PRId64 " disabled)\n", users, disabled);
 	printf("records      %" PRId64 " (%s), %" PRId64 " expired waiting for purge\n",
 	       s.records, size, expired);
-	printf("\n%-32s %8s %12s %14s\n", "COLLECTION", "USERS", "RECORDS", "BYTES");
+	printf("\n%-32s %8s %12s %10s\n", "COLLECTION", "USERS", "RECORDS", "SIZE");
 	size_t n = json_object_array_length(s.collections);
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *o = json_object_array_get_idx(s.collections, i);
-		printf("%-32s %8" PRId64 " %12" PRId64 " %14" PRId64 "\n",
-		       member_str(o, "collection"), member_int(o, "users"),
-		       member_int(o, "records"), member_int(o, "bytes"));
+		format_bytes(member_int(o, "bytes"), size, sizeof size);
+		printf("%-32s %8" PRId64 " %12" PRId64 " %10s\n", member_str(o, "collection"),
+		       member_int(o, "users"), member_int(o, "records"), size);
 	}
 	n = json_object_array_length(s.largest);
 	if (n > 0)
-		printf("\n%-32s %12s %14s  %s\n", "LARGEST ACCOUNTS", "RECORDS", "BYTES",
+		printf("\n%-32s %12s %10s  %s\n", "LARGEST ACCOUNTS", "RECORDS", "SIZE",
 		       "LAST WRITE");
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *o = json_object_array_get_idx(s.largest, i);
 		struct json_object *last = NULL;
+		char when[64] = "never";
 		json_object_object_get_ex(o, "last_write", &last);
-		printf("%-32s %12" PRId64 " %14" PRId64 "  %s\n", member_str(o, "username"),
-		       member_int(o, "records"), member_int(o, "bytes"),
-		       last ? json_object_to_json_string(last) : "never");
+		if (last != NULL && json_object_get_double(last) > 0)
+			format_utc((int64_t)json_object_get_double(last), when, sizeof when);
+		format_bytes(member_int(o, "bytes"), size, sizeof size);
+		printf("%-32s %12" PRId64 " %10s  %s\n", member_str(o, "username"),
+		       member_int(o, "records"), size, when);
 	}
 	json_object_put(s.collections);
 	json_object_put(s.largest);
@@ -278,14 +299,19 @@ struct export_ctx {
 	struct progress progress;
 	int64_t count;
 	bool failed;
+	int write_errno; /* of the failed write, 0 when none failed */
 };
 
 static int export_record(void *ctx, const struct db_record *r)
 {
 	struct export_ctx *e = ctx;
 	buf_reset(&e->line);
-	if (record_line(&e->line, r) < 0 ||
-	    fwrite(e->line.data, 1, e->line.len, e->out) != e->line.len) {
+	if (record_line(&e->line, r) < 0) {
+		e->failed = true;
+		return 1;
+	}
+	if (fwrite(e->line.data, 1, e->line.len, e->out) != e->line.len) {
+		e->write_errno = errno;
 		e->failed = true;
 		return 1;
 	}
@@ -302,6 +328,9 @@ int cmd_export(const struct args *a)
 	struct user u;
 	int64_t total = 0;
 
+	struct stat st_file;
+	if (!to_stdout && !has_opt(a, OPT_FORCE) && stat(file, &st_file) == 0)
+		return fail(EXIT_FAILED, "%s exists: give --force to replace it", file);
 	int rc = find_user(a->pos[0], &u);
 	if (rc != EXIT_OK)
 		return rc;
@@ -335,6 +364,15 @@ int cmd_export(const struct args *a)
 	buf_free(&e.line);
 
 	int write_error = e.failed || fflush(e.out) != 0 || ferror(e.out);
+	if (write_error && e.write_errno == 0)
+		e.write_errno = errno;
+	if (to_stdout && write_error && e.write_errno == EPIPE) {
+		/* The reader had enough (export | head): end as cat does, quietly
+		 * by SIGPIPE, which the database library set to be ignored. */
+		user_free(&u);
+		signal(SIGPIPE, SIG_DFL);
+		raise(SIGPIPE);
+	}
 	if (!to_stdout) {
 		write_error |= fsync(fileno(e.out)) != 0;
 		write_error |= fclose(e.out) != 0;
@@ -343,7 +381,8 @@ int cmd_export(const struct args *a)
 		rc = db_fail(st, "reading the records");
 	else if (write_error)
 		rc = fail(EXIT_FAILED, "cannot write %s: %s",
-			  to_stdout ? "standard output" : file, strerror(errno));
+			  to_stdout ? "standard output" : file,
+			  strerror(e.write_errno ? e.write_errno : errno));
 	else if (!to_stdout && rename(tmp, file) != 0)
 		rc = fail(EXIT_FAILED, "cannot rename %s to %s: %s", tmp, file,
 			  strerror(errno));

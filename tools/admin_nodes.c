@@ -122,6 +122,8 @@ static int list_node(void *ctx, const struct db_node *n)
 		json_object_array_add(l->array, node_json(n));
 		return 0;
 	}
+	if (l->count == 1) /* with the first row: a failure prints no header */
+		printf("%-48s %10s %10s  %s\n", "NODE", "CAPACITY", "USERS", "ADDED");
 	if (n->capacity >= 0)
 		snprintf(cap, sizeof cap, "%" PRId64, n->capacity);
 	else
@@ -137,8 +139,6 @@ int cmd_node_list(const struct args *a)
 	struct list_ctx l = { NULL, 0 };
 	if (has_opt(a, OPT_JSON))
 		l.array = json_object_new_array();
-	else
-		printf("%-48s %10s %10s  %s\n", "NODE", "CAPACITY", "USERS", "ADDED");
 	enum db_status st = db_node_list(list_node, &l);
 	if (st != DB_OK) {
 		json_object_put(l.array);

@@ -59,6 +59,8 @@ static enum db_status exec_statement(const char *stmt, void *ctx)
 	return db_exec_text(stmt);
 }
 
+static enum db_status recreate_missing_indexes(void);
+
 int cmd_db_init(const struct args *a)
 {
 	int64_t version;
@@ -80,6 +82,8 @@ int cmd_db_init(const struct args *a)
 			    "in the server's [mariadb] section (or SET GLOBAL it), or run "
 			    "this command once with such an account "
 			    "(weave-admin --config FILE naming it)");
+	if (st == DB_OK && version > 0)
+		st = recreate_missing_indexes();
 	if (st != DB_OK)
 		return db_fail(st, "installing the schema");
 	if (version == SCHEMA_VERSION) {
@@ -174,6 +178,8 @@ static const char *skip_words(const char *p, const char *const *words)
 
 struct expected {
 	struct name_set tables, indexes;
+	/* The key definition of each index ("KEY by_x (a, b)"), for db upgrade. */
+	char defs[SCHEMA_NAMES_MAX][512];
 };
 
 /* One item of a CREATE TABLE body: a key definition adds an index. */
@@ -182,7 +188,10 @@ static void schema_item(struct expected *e, const char *table, const char *item)
 	char name[NAME_MAX_LEN + 1];
 	while (isspace((unsigned char)*item))
 		item++;
+	const char *def = item;
 	if (starts_with_word(item, "PRIMARY")) {
+		snprintf(e->defs[e->indexes.n < SCHEMA_NAMES_MAX ? e->indexes.n : 0],
+			 sizeof e->defs[0], "%s", def);
 		set_add(&e->indexes, table, "PRIMARY");
 		return;
 	}
@@ -192,8 +201,11 @@ static void schema_item(struct expected *e, const char *table, const char *item)
 		item++;
 	if (starts_with_word(item, "KEY") || starts_with_word(item, "INDEX")) {
 		item += starts_with_word(item, "KEY") ? 3 : 5;
-		if (take_word(&item, name))
+		if (take_word(&item, name)) {
+			snprintf(e->defs[e->indexes.n < SCHEMA_NAMES_MAX ? e->indexes.n : 0],
+				 sizeof e->defs[0], "%s", def);
 			set_add(&e->indexes, table, name);
+		}
 	}
 }
 
@@ -303,10 +315,76 @@ static size_t report_missing(const struct name_set *s, const char *what,
 	return missing;
 }
 
+/* Read the expected schema and mark what information_schema has. */
+static enum db_status schema_compare(struct expected *e)
+{
+	schema_statements(schema_expect, e);
+	enum db_status st = db_admin_schema_tables(mark_present, &e->tables);
+	if (st == DB_OK)
+		st = db_admin_schema_indexes(mark_present, &e->indexes);
+	return st;
+}
+
+static bool table_present(const struct expected *e, const char *table, size_t len)
+{
+	for (size_t t = 0; t < e->tables.n; t++)
+		if (e->tables.seen[t] && strlen(e->tables.names[t]) == len &&
+		    strncmp(e->tables.names[t], table, len) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Indexes defined inside a CREATE TABLE are not added by CREATE TABLE IF
+ * NOT EXISTS when the table exists without them (dropped by hand, say):
+ * add each missing one to its table.
+ */
+static enum db_status recreate_missing_indexes(void)
+{
+	struct expected *e = xcalloc(1, sizeof *e);
+	enum db_status st = schema_compare(e);
+	for (size_t i = 0; st == DB_OK && i < e->indexes.n; i++) {
+		const char *name = e->indexes.names[i];
+		const char *dot = strchr(name, '.');
+		if (e->indexes.seen[i] || dot == NULL || e->defs[i][0] == '\0' ||
+		    !table_present(e, name, (size_t)(dot - name)))
+			continue;
+		char sql[700];
+		snprintf(sql, sizeof sql, "ALTER TABLE `%.*s` ADD %s", (int)(dot - name), name,
+			 e->defs[i]);
+		st = db_exec_text(sql);
+		if (st == DB_OK)
+			printf("recreated index %s\n", name);
+	}
+	free(e);
+	return st;
+}
+
+enum db_status schema_inspect(int64_t *version, size_t *missing, char *first, size_t cap)
+{
+	*missing = 0;
+	first[0] = '\0';
+	enum db_status st = db_admin_schema_version(version);
+	if (st != DB_OK || *version == 0)
+		return st;
+	struct expected *e = xcalloc(1, sizeof *e);
+	st = schema_compare(e);
+	const struct name_set *sets[] = { &e->tables, &e->indexes };
+	for (size_t k = 0; st == DB_OK && k < 2; k++)
+		for (size_t i = 0; i < sets[k]->n; i++)
+			if (!sets[k]->seen[i]) {
+				if (*missing == 0)
+					snprintf(first, cap, "%s %s", k == 0 ? "table" : "index",
+						 sets[k]->names[i]);
+				(*missing)++;
+			}
+	free(e);
+	return st;
+}
+
 int cmd_db_check(const struct args *a)
 {
 	int64_t version;
-	(void)a;
 	enum db_status st = db_admin_schema_version(&version);
 	if (st != DB_OK)
 		return db_fail(st, "reading the schema version");
@@ -315,13 +393,30 @@ int cmd_db_check(const struct args *a)
 					 "'weave-admin db init'", admin_cfg.db_name);
 
 	struct expected *e = xcalloc(1, sizeof *e);
-	schema_statements(schema_expect, e);
-	st = db_admin_schema_tables(mark_present, &e->tables);
-	if (st == DB_OK)
-		st = db_admin_schema_indexes(mark_present, &e->indexes);
+	st = schema_compare(e);
 	if (st != DB_OK) {
 		free(e);
 		return db_fail(st, "reading information_schema");
+	}
+	if (has_opt(a, OPT_JSON)) {
+		struct json_object *o = json_object_new_object();
+		struct json_object *missing_list = json_object_new_array();
+		const struct name_set *sets[] = { &e->tables, &e->indexes };
+		for (size_t k = 0; k < 2; k++)
+			for (size_t i = 0; i < sets[k]->n; i++)
+				if (!sets[k]->seen[i])
+					json_object_array_add(missing_list,
+							      json_object_new_string(sets[k]->names[i]));
+		size_t n_missing = json_object_array_length(missing_list);
+		json_object_object_add(o, "version", json_object_new_int64(version));
+		json_object_object_add(o, "current_version", json_object_new_int(SCHEMA_VERSION));
+		json_object_object_add(o, "tables_expected", json_object_new_int64((int64_t)e->tables.n));
+		json_object_object_add(o, "indexes_expected",
+				       json_object_new_int64((int64_t)e->indexes.n));
+		json_object_object_add(o, "missing", missing_list);
+		json_print(o);
+		free(e);
+		return n_missing == 0 && version == SCHEMA_VERSION ? EXIT_OK : EXIT_FAILED;
 	}
 	printf("schema version %" PRId64 " (this weave-admin: %d)%s\n", version,
 	       SCHEMA_VERSION,
@@ -337,8 +432,7 @@ int cmd_db_check(const struct args *a)
 				"'weave-admin db upgrade' adds the missing tables\n");
 	if (missing > tables)
 		fprintf(stderr, "weave-admin: indexes of existing tables are missing: "
-				"recreate them as sql/schema.sql defines them (db upgrade "
-				"adds only missing tables)\n");
+				"'weave-admin db upgrade' recreates them\n");
 	free(e);
 	return missing == 0 && version == SCHEMA_VERSION ? EXIT_OK : EXIT_FAILED;
 }
@@ -394,11 +488,16 @@ int cmd_maintenance(const struct args *a)
 	    (rc = parse_number_arg(a->opt[OPT_RETRY_AFTER], 1, SETTING_SECONDS_MAX,
 				   "--retry-after", &retry)) != EXIT_OK)
 		return rc;
+	if (retry > 0 && strcmp(v, "on") != 0)
+		return usage_error("--retry-after goes with 'maintenance on'");
 	if (retry > 0) {
 		char text[24];
 		snprintf(text, sizeof text, "%" PRId64, retry);
 		if ((rc = store("retry_after", text)) != EXIT_OK)
 			return rc;
+	} else if (strcmp(v, "on") != 0 && (rc = store("retry_after", NULL)) != EXIT_OK) {
+		/* The Retry-After of a maintenance ends with it: weave.conf's again. */
+		return rc;
 	}
 	rc = store("maintenance", strcmp(v, "default") == 0 ? NULL : v);
 	if (rc != EXIT_OK)
@@ -417,7 +516,8 @@ int cmd_maintenance(const struct args *a)
 	return EXIT_OK;
 }
 
-int cmd_settings(const struct args *a)
+/* The settings in force; with into (JSON only) they become its "settings". */
+static int show_settings(const struct args *a, struct json_object *into)
 {
 	char backoff[64], maintenance[64], retry_after[64];
 	enum db_status st = settings_load(backoff, maintenance, retry_after, sizeof backoff);
@@ -442,6 +542,13 @@ int cmd_settings(const struct args *a)
 				       json_object_new_string(src_maintenance));
 		json_object_object_add(src, "retry_after", json_object_new_string(src_retry));
 		json_object_object_add(o, "source", src);
+		if (into != NULL) {
+			/* status: the settings' keys beside the server's */
+			json_object_object_foreach(o, key, value)
+				json_object_object_add(into, key, json_object_get(value));
+			json_object_put(o);
+			return EXIT_OK;
+		}
 		json_print(o);
 		return EXIT_OK;
 	}
@@ -453,4 +560,55 @@ int cmd_settings(const struct args *a)
 	printf("retry_after  %-8" PRId64 " %-28s from %s\n", now.retry_after,
 	       "(Retry-After on 503)", src_retry);
 	return EXIT_OK;
+}
+
+int cmd_settings(const struct args *a)
+{
+	return show_settings(a, NULL);
+}
+
+/*
+ * status: what an operator asks first. The database (reachable, schema),
+ * the accounts, the public URL and sign-up, then the settings in force.
+ */
+int cmd_status(const struct args *a)
+{
+	int64_t version = 0, users = 0, disabled = 0;
+	enum db_status st = db_admin_schema_version(&version);
+	if (st == DB_OK && version > 0)
+		st = db_admin_count_users(&users, &disabled);
+	if (st != DB_OK)
+		return db_fail(st, "reading the server's state");
+	const char *where = admin_cfg.db_socket ? admin_cfg.db_socket : admin_cfg.db_host;
+	if (has_opt(a, OPT_JSON)) {
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
+		json_object_object_add(o, "config", json_object_new_string(admin_config_path));
+		json_object_object_add(o, "public_url", json_string_or_null(admin_cfg.public_url));
+		json_object_object_add(o, "registration",
+				       json_object_new_boolean(admin_cfg.registration));
+		json_object_object_add(o, "database", json_object_new_string(admin_cfg.db_name));
+		json_object_object_add(o, "schema_version", json_object_new_int64(version));
+		json_object_object_add(o, "schema_current", json_object_new_int(SCHEMA_VERSION));
+		json_object_object_add(o, "accounts", json_object_new_int64(users));
+		json_object_object_add(o, "accounts_disabled", json_object_new_int64(disabled));
+		int rc = version > 0 ? show_settings(a, o) : EXIT_OK;
+		if (rc != EXIT_OK) {
+			json_object_put(o);
+			return rc;
+		}
+		json_print(o);
+		return EXIT_OK;
+	}
+	printf("weave-server %s, configuration %s\n", PACKAGE_VERSION, admin_config_path);
+	printf("public_url   %s\n", admin_cfg.public_url ? admin_cfg.public_url
+						     : "(built from each request)");
+	printf("sign-up      %s\n", admin_cfg.registration ? "open" : "closed");
+	printf("database     %s at %s, schema version %" PRId64 "%s\n", admin_cfg.db_name,
+	       where, version,
+	       version == 0 ? " (none: run 'weave-admin db init')"
+	       : version < SCHEMA_VERSION ? " (old: run 'weave-admin db upgrade')"
+					  : "");
+	printf("accounts     %" PRId64 " (%" PRId64 " disabled)\n", users, disabled);
+	return version > 0 ? show_settings(a, NULL) : EXIT_OK;
 }

@@ -114,6 +114,9 @@ static int list_row(void *ctx, enum throttle_kind kind, const char *subject,
 		return 0;
 	}
 	char since[32], until[32];
+	if (l->count == 1) /* with the first row: a failure prints no header */
+		printf("%-14s %-40s %6s  %-24s %s\n", "KIND", "ACCOUNT/ADDRESS", "COUNT",
+		       "SINCE", "LOCKED UNTIL");
 	format_utc(r->window_start, since, sizeof since);
 	if (is_locked)
 		format_utc(r->locked_until, until, sizeof until);
@@ -129,9 +132,6 @@ int cmd_throttle_list(const struct args *a)
 	struct list_ctx l = { NULL, (int64_t)time(NULL), 0, 0 };
 	if (has_opt(a, OPT_JSON))
 		l.array = json_object_new_array();
-	else
-		printf("%-14s %-40s %6s  %-24s %s\n", "KIND", "ACCOUNT/ADDRESS", "COUNT",
-		       "SINCE", "LOCKED UNTIL");
 	enum db_status st = db_throttle_list(l.now, list_row, &l);
 	if (st != DB_OK) {
 		json_object_put(l.array);

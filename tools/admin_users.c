@@ -9,6 +9,7 @@
 #include "admin.h"
 #include "auth.h"
 #include "db_admin.h"
+#include "db_throttle.h"
 #include "db_user.h"
 #include "password.h"
 #include "util.h"
@@ -138,22 +139,49 @@ static struct json_object *user_json(const struct user *u, int64_t records,
 struct list_ctx {
 	struct json_object *array; /* NULL: text output */
 	int64_t count;
+	struct json_object *locked; /* names locked by failed logins -> true */
+	int64_t now;                /* seconds */
 };
+
+/* One query for every lock, rather than one per listed account. */
+static int collect_locked(void *ctx, enum throttle_kind kind, const char *subject,
+			  const struct throttle_row *r, int64_t expires)
+{
+	struct list_ctx *l = ctx;
+	(void)expires;
+	if (kind == THROTTLE_LOGIN_USER && r->locked_until > l->now)
+		json_object_object_add(l->locked, subject, json_object_new_boolean(1));
+	return 0;
+}
+
+/* Printed with the first row (or after an empty answer), so that a failed
+ * query shows only its message. */
+static void list_header(void)
+{
+	printf("%-32s %-8s %10s %10s  %-23s  %s\n", "USER", "STATUS", "RECORDS", "SIZE",
+	       "LAST WRITE", "EMAIL");
+}
 
 static int list_one(void *ctx, const struct user *u, int64_t records, int64_t bytes)
 {
 	struct list_ctx *l = ctx;
 	l->count++;
+	bool locked = json_object_object_get_ex(l->locked, u->username, NULL);
 	if (l->array != NULL) {
-		json_object_array_add(l->array, user_json(u, records, bytes));
+		struct json_object *o = user_json(u, records, bytes);
+		json_object_object_add(o, "locked", json_object_new_boolean(locked));
+		json_object_array_add(l->array, o);
 		return 0;
 	}
-	char last[32] = "never";
+	if (l->count == 1)
+		list_header();
+	char last[64] = "never", size[32];
 	if (u->last_write > 0)
-		format_timestamp(u->last_write, last, sizeof last);
-	printf("%-32s %-8s %10" PRId64 " %12" PRId64 "  %-14s %s\n", u->username,
-	       u->status == 1 ? "enabled" : "disabled", records, (bytes + 1023) / 1024,
-	       last, u->email ? u->email : "-");
+		format_utc(u->last_write / 100, last, sizeof last);
+	format_bytes(bytes, size, sizeof size);
+	printf("%-32s %-8s %10" PRId64 " %10s  %-23s  %s\n", u->username,
+	       u->status != 1 ? "disabled" : locked ? "locked" : "enabled", records, size, last,
+	       u->email ? u->email : "-");
 	return 0;
 }
 
@@ -208,19 +236,21 @@ int cmd_user_list(const struct args *a)
 		return rc;
 	f.now = now_centiseconds();
 
-	struct list_ctx l = { NULL, 0 };
+	struct list_ctx l = { NULL, 0, json_object_new_object(), f.now / 100 };
 	if (has_opt(a, OPT_JSON))
 		l.array = json_object_new_array();
-	else
-		printf("%-32s %-8s %10s %12s  %-14s %s\n", "USER", "STATUS", "RECORDS",
-		       "KB", "LAST WRITE", "EMAIL");
-	enum db_status st = db_user_search(&f, list_one, &l);
+	enum db_status st = db_throttle_list(l.now, collect_locked, &l);
+	if (st == DB_OK)
+		st = db_user_search(&f, list_one, &l);
+	json_object_put(l.locked);
 	if (st != DB_OK) {
 		json_object_put(l.array);
 		return db_fail(st, "listing users");
 	}
 	if (l.array != NULL)
 		json_print(l.array);
+	else if (l.count == 0)
+		list_header();
 	return EXIT_OK;
 }
 
@@ -265,6 +295,17 @@ int cmd_user_show(const struct args *a)
 		user_free(&u);
 		return db_fail(st, "reading the user's records");
 	}
+	/* A lock from failed logins refuses the account as surely as disabling. */
+	struct throttle_row login, unused;
+	int64_t now_s = now / 100;
+	st = db_throttle_get(THROTTLE_LOGIN_USER, u.username, THROTTLE_RESET_USER, "", now_s,
+			     &login, &unused);
+	if (st != DB_OK) {
+		json_object_put(s.collections);
+		user_free(&u);
+		return db_fail(st, "reading the account's failed logins");
+	}
+	int64_t locked_until = login.locked_until > now_s ? login.locked_until : 0;
 	/* Effective quota: the account's, else weave.conf's; 0 is none. */
 	int64_t quota = u.quota_kb >= 0 ? u.quota_kb : admin_cfg.quota_kb;
 	const char *quota_source = u.quota_kb >= 0 ? "account" : "default";
@@ -273,6 +314,8 @@ int cmd_user_show(const struct args *a)
 	if (has_opt(a, OPT_JSON)) {
 		struct json_object *o = user_json(&u, s.records, s.bytes);
 		json_object_object_add(o, "node_effective", json_string_or_null(node));
+		json_object_object_add(o, "locked_until",
+				       locked_until ? json_object_new_int64(locked_until) : NULL);
 		json_object_object_add(o, "quota_effective_kb",
 				       quota > 0 ? json_object_new_int64(quota) : NULL);
 		json_object_object_add(o, "quota_source", json_object_new_string(quota_source));
@@ -288,7 +331,15 @@ int cmd_user_show(const struct args *a)
 
 	char when[64], last[32], size[32];
 	printf("user         %s\n", u.username);
-	printf("status       %s\n", u.status == 1 ? "enabled" : "disabled");
+	if (locked_until > 0) {
+		char until[64];
+		format_utc(locked_until, until, sizeof until);
+		printf("status       %s, LOCKED until %s after %" PRId64 " failed logins "
+		       "('weave-admin user unlock %s' lifts it)\n",
+		       u.status == 1 ? "enabled" : "disabled", until, login.events, u.username);
+	} else {
+		printf("status       %s\n", u.status == 1 ? "enabled" : "disabled");
+	}
 	printf("email        %s\n", u.email ? u.email : "-");
 	printf("node         %s%s\n", node ? node : "this server (URL from the request)",
 	       u.node ? "" : "  (default)");
@@ -315,15 +366,19 @@ int cmd_user_show(const struct args *a)
 	} else {
 		printf("last write   never\n");
 	}
-	printf("\n%-32s %10s %12s  %s\n", "COLLECTION", "RECORDS", "BYTES", "MODIFIED");
+	printf("\n%-32s %10s %10s  %s\n", "COLLECTION", "RECORDS", "SIZE", "MODIFIED");
 	json_object_object_foreach(s.collections, key, val)
 	{
 		struct json_object *r, *b, *m;
 		json_object_object_get_ex(val, "records", &r);
 		json_object_object_get_ex(val, "bytes", &b);
 		json_object_object_get_ex(val, "modified", &m);
-		printf("%-32s %10" PRId64 " %12" PRId64 "  %s\n", key, json_object_get_int64(r),
-		       json_object_get_int64(b), m ? json_object_to_json_string(m) : "-");
+		format_bytes(json_object_get_int64(b), size, sizeof size);
+		snprintf(when, sizeof when, "-");
+		if (m != NULL && json_object_get_double(m) > 0)
+			format_utc((int64_t)json_object_get_double(m), when, sizeof when);
+		printf("%-32s %10" PRId64 " %10s  %s\n", key, json_object_get_int64(r), size,
+		       when);
 	}
 	json_object_put(s.collections);
 	user_free(&u);
@@ -364,6 +419,17 @@ int cmd_user_email(const struct args *a)
 	return rc;
 }
 
+static int add_usage(void *ctx, const char *collection, size_t len, int64_t records,
+		     int64_t bytes, int64_t modified)
+{
+	(void)collection;
+	(void)len;
+	(void)records;
+	(void)modified;
+	*(int64_t *)ctx += bytes;
+	return 0;
+}
+
 int cmd_user_quota(const struct args *a)
 {
 	struct user u;
@@ -387,6 +453,13 @@ int cmd_user_quota(const struct args *a)
 		printf("%s has no quota\n", u.username);
 	else if (rc == EXIT_OK)
 		printf("quota of %s set to %" PRId64 " KB\n", u.username, kb);
+	int64_t limit = kb < 0 ? admin_cfg.quota_kb : kb, used = 0;
+	if (rc == EXIT_OK && limit > 0 &&
+	    db_admin_user_collections(u.id, now_centiseconds(), add_usage, &used) == DB_OK &&
+	    (used + 1023) / 1024 > limit)
+		fprintf(stderr, "weave-admin: warning: %s already stores %" PRId64 " KB, above "
+			"the quota of %" PRId64 " KB: every write but deletes gets 400 "
+			"until it deletes data\n", u.username, (used + 1023) / 1024, limit);
 	user_free(&u);
 	return rc;
 }

@@ -9,6 +9,7 @@
 #include "admin.h"
 #include "change_board.h"
 #include "db.h"
+#include "db_admin.h"
 #include "log.h"
 
 /*
@@ -18,16 +19,43 @@
  */
 #define PW_FILE "[--password-file FILE|-]"
 
+#define SETUP_HELP \
+	"Install weave-server on this host, from 'make install' to an HTTPS\n" \
+	"server, in one go: create the database and its user (as the database's\n" \
+	"root, through its Unix socket), write weave.conf with generated secrets\n" \
+	"(owner root, group of the Apache user, mode 0640), install the schema,\n" \
+	"enable mod_fcgid, mod_ssl and the Apache snippet, add an HTTPS virtual\n" \
+	"host for HOST (with AllowEncodedSlashes NoDecode) using --cert/--key or\n" \
+	"a new self-signed certificate for HOST (its SHA-256 fingerprint is\n" \
+	"printed), reload Apache, run 'check', create the first account if\n" \
+	"asked, and print what to enter in the client. Without --yes it asks\n" \
+	"for what is not given and for confirmation. Running it again keeps\n" \
+	"what is already right (an existing weave.conf, certificate, database\n" \
+	"password and account are kept). Debian's Apache layout (a2enconf);\n" \
+	"elsewhere it prints the Include line to add."
+#define CHECK_HELP \
+	"Check the installation and print one line per finding: 'ok: ...',\n" \
+	"'note: ...', or 'problem: ... -- fix: ...'. Checked: weave.conf (it\n" \
+	"loads; owner, mode, readable by the Apache user; settings that\n" \
+	"contradict each other; public_url is https), the account cache file\n" \
+	"(the Apache user can open or create it), the database (reachable,\n" \
+	"schema version, every table and index), mail (sendmail_command\n" \
+	"exists; --mail ADDRESS sends a test), Apache (configuration test, the\n" \
+	"snippet loaded, AllowEncodedSlashes NoDecode, FcgidMaxRequestLen >=\n" \
+	"max_request_bytes) and one real request through public_url. Exits 1\n" \
+	"when there is any problem. Needs root for the checks as the Apache user."
+
 static const struct command commands[] = {
 	{ "db init", 0, 0, 0, cmd_db_init, "",
 	  "create the schema, or add what is missing",
 	  "Run the schema compiled into weave-admin: every statement is CREATE ...\n"
 	  "IF NOT EXISTS, so on an installed database only what is missing is\n"
-	  "added, and the schema version is recorded. Running it again is harmless." },
+	  "added (an index missing from an existing table is recreated), and the\n"
+	  "schema version is recorded. Running it again is harmless." },
 	{ "db upgrade", 0, 0, 0, cmd_db_init, "",
 	  "same as db init",
 	  "Same as 'db init': bring an installed schema up to this version." },
-	{ "db check", 0, 0, 0, cmd_db_check, "",
+	{ "db check", 0, 0, OPT(OPT_JSON), cmd_db_check, "[--json]",
 	  "report the schema version and verify tables and indexes",
 	  "Print the installed schema version and check that every table and\n"
 	  "index of the schema exists (information_schema). Exits 1 and names\n"
@@ -140,8 +168,9 @@ static const struct command commands[] = {
 	  "Addresses that must never be locked (a monitoring host, say) belong\n"
 	  "in throttle_exempt of weave.conf instead." },
 
-	{ "purge", 0, 0, OPT(OPT_BATCH) | OPT(OPT_PAUSE) | OPT(OPT_DRY_RUN) | OPT(OPT_QUIET),
-	  cmd_purge, "[--batch N] [--pause MS] [--dry-run] [--quiet]",
+	{ "purge", 0, 0,
+	  OPT(OPT_BATCH) | OPT(OPT_PAUSE) | OPT(OPT_DRY_RUN) | OPT(OPT_QUIET) | OPT(OPT_JSON),
+	  cmd_purge, "[--batch N] [--pause MS] [--dry-run] [--quiet] [--json]",
 	  "remove expired (ttl) records in small batches",
 	  "Delete records whose ttl has expired, --batch records (default 1000)\n"
 	  "per short transaction with a --pause (default 50 ms) between batches,\n"
@@ -153,7 +182,8 @@ static const struct command commands[] = {
 	  "Print account counts, unexpired records and bytes per collection,\n"
 	  "expired records waiting for purge, and the --top (default 10)\n"
 	  "largest accounts." },
-	{ "export", 1, 2, OPT(OPT_QUIET), cmd_export, "NAME [FILE|-] [--quiet]",
+	{ "export", 1, 2, OPT(OPT_QUIET) | OPT(OPT_FORCE), cmd_export,
+	  "NAME [FILE|-] [--force] [--quiet]",
 	  "write an account's records as JSON lines",
 	  "Write every record of the account, expired ones included, to FILE\n"
 	  "(default '-', standard output) as JSON lines, one object per record\n"
@@ -164,7 +194,8 @@ static const struct command commands[] = {
 	  "modified and expires are integer centiseconds (modified 126540283712\n"
 	  "is 1265402837.12 on the wire); expires null means no ttl. Records are\n"
 	  "ordered by collection and id, so two exports of the same data are\n"
-	  "byte-identical. A FILE is written to a temporary name and renamed." },
+	  "byte-identical. A FILE is written to a temporary name and renamed;\n"
+	  "an existing FILE is replaced only with --force." },
 	{ "import", 2, 2, OPT(OPT_REPLACE) | OPT(OPT_QUIET), cmd_import,
 	  "NAME FILE|- [--replace] [--quiet]",
 	  "restore records written by export, in one transaction",
@@ -203,13 +234,18 @@ static const struct command commands[] = {
 	  "answer every request with 503 (or stop doing so)",
 	  "'on': every request gets 503 with Retry-After and X-Weave-Backoff\n"
 	  "within 5 seconds; 'off' serves again; 'default' follows weave.conf.\n"
-	  "--retry-after sets the Retry-After seconds (1-86400) sent with 503." },
-	{ "status", 0, 0, OPT(OPT_JSON), cmd_settings, "[--json]",
+	  "--retry-after (with 'on') sets the Retry-After seconds (1-86400) sent\n"
+	  "with 503; 'off' and 'default' give Retry-After back to weave.conf." },
+	{ "status", 0, 0, OPT(OPT_JSON), cmd_status, "[--json]",
+	  "the server at a glance: database, schema, accounts, settings",
+	  "Show the version, the configuration file, public_url, whether sign-up\n"
+	  "is open, the database and its schema version, the number of accounts,\n"
+	  "then the operator settings as 'settings' shows them. 'check' says what\n"
+	  "is wrong." },
+	{ "settings", 0, 0, OPT(OPT_JSON), cmd_settings, "[--json]",
 	  "show backoff, maintenance and retry_after in force",
 	  "Show the operator settings in force and where each comes from\n"
 	  "(the database, set by weave-admin, or weave.conf)." },
-	{ "settings", 0, 0, OPT(OPT_JSON), cmd_settings, "[--json]",
-	  "same as status", "Same as 'status'." },
 
 	{ "secret", 0, 0, 0, cmd_secret, "",
 	  "print a fresh random value for admin_secret or captcha_secret",
@@ -218,6 +254,18 @@ static const struct command commands[] = {
 	  "16 bytes long). Reads no config file, so it works while the one in\n"
 	  "place is refused:\n\n"
 	  "    echo \"admin_secret = $(weave-admin secret)\" >> weave.conf" },
+
+	{ "setup", 0, 0,
+	  OPT(OPT_YES) | OPT(OPT_SERVER_NAME) | OPT(OPT_CERT) | OPT(OPT_KEY) |
+		  OPT(OPT_FIRST_USER) | OPT(OPT_PASSWORD_FILE),
+	  cmd_setup,
+	  "[--yes --server-name HOST] [--cert FILE --key FILE]\n"
+	  "                      [--first-user NAME " PW_FILE "]",
+	  "install: database, weave.conf, Apache with HTTPS, first account",
+	  SETUP_HELP },
+	{ "check", 0, 0, OPT(OPT_MAIL), cmd_check, "[--mail ADDRESS]",
+	  "say what is wrong with this installation, and how to fix it",
+	  CHECK_HELP },
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -251,6 +299,12 @@ static const struct {
 	[OPT_PAUSE] = { "--pause", NULL, true },
 	[OPT_TOP] = { "--top", NULL, true },
 	[OPT_REPLACE] = { "--replace", NULL, false },
+	[OPT_MAIL] = { "--mail", NULL, true },
+	[OPT_SERVER_NAME] = { "--server-name", NULL, true },
+	[OPT_CERT] = { "--cert", NULL, true },
+	[OPT_KEY] = { "--key", NULL, true },
+	[OPT_FIRST_USER] = { "--first-user", NULL, true },
+	[OPT_FORCE] = { "--force", "-f", false },
 };
 
 static const char exit_text[] =
@@ -259,7 +313,8 @@ static const char exit_text[] =
 
 static void print_overview(FILE *out, const char *group)
 {
-	fputs("Usage: weave-admin [--config FILE] COMMAND [ARGS...] [--help]\n\n", out);
+	fputs("Usage: weave-admin [--config FILE] [--json] COMMAND [ARGS...] [--help]\n"
+	      "       weave-admin help [COMMAND]\n\n", out);
 	if (group == NULL)
 		fputs("Administer a weave-server installation: schema, accounts, storage\n"
 		      "nodes, data and operator settings. Reads the same weave.conf as\n"
@@ -276,6 +331,7 @@ static void print_overview(FILE *out, const char *group)
 	}
 	fputs("\nOptions:\n"
 	      "  --config FILE   config file (default: $WEAVE_CONFIG, else " WEAVE_DEFAULT_CONFIG ")\n"
+	      "  --json          JSON output, for the commands that have it\n"
 	      "  --help          show help; after a command, that command's help\n"
 	      "  --version       show the version\n\n",
 	      out);
@@ -316,6 +372,53 @@ static void group_words(const char *group, char *out, size_t cap)
 			break;
 		used += (size_t)n;
 	}
+}
+
+/* Edit distance of two short words (for "did you mean"). */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t row[64];
+	if (la >= 63 || lb >= 63)
+		return 64;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* The command closest to what was typed ("usr add" -> "user add"), or NULL. */
+static const char *closest_command(int argc, char **argv)
+{
+	char typed[128];
+	const char *best = NULL;
+	size_t best_d = 3;
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		const char *w = commands[i].words;
+		if (strchr(w, ' ') != NULL && argc >= 2)
+			snprintf(typed, sizeof typed, "%s %s", argv[0], argv[1]);
+		else
+			snprintf(typed, sizeof typed, "%s", argv[0]);
+		size_t d = distance(typed, w);
+		if (d < best_d) {
+			best_d = d;
+			best = w;
+		}
+	}
+	return best;
 }
 
 /* The command named by argv[0] (and argv[1]); *used gets the word count. */
@@ -414,6 +517,25 @@ static void open_change_board(const struct config *c)
 	change_board_open(path, false, board_error, sizeof board_error);
 }
 
+/* Every command but db, status, setup and check works on the schema. */
+static bool needs_schema(const struct command *c)
+{
+	return strncmp(c->words, "db ", 3) != 0 && c->run != cmd_status;
+}
+
+/* Before 'db init', say so once instead of every statement's SQL error. */
+static int schema_installed(void)
+{
+	int64_t version = 0;
+	enum db_status st = db_admin_schema_version(&version);
+	if (st != DB_OK)
+		return db_fail(st, "reading the schema version");
+	if (version == 0)
+		return fail(EXIT_DATABASE, "database %s has no weave schema yet: run "
+			    "'weave-admin db init'", admin_cfg.db_name);
+	return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	const char *config_path = NULL;
@@ -422,8 +544,11 @@ int main(int argc, char **argv)
 
 	log_set_program("weave-admin");
 	log_set_level(LOG_LEVEL_ERROR);
+	bool global_json = false;
 	for (; i < argc && argv[i][0] == '-'; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+		if (strcmp(argv[i], "--json") == 0) {
+			global_json = true;
+		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			print_overview(stdout, NULL);
 			return EXIT_OK;
 		} else if (strcmp(argv[i], "--version") == 0) {
@@ -440,11 +565,29 @@ int main(int argc, char **argv)
 	if (i >= argc)
 		return usage_error("no command given");
 
+	/* "help [COMMAND]" is "[COMMAND] --help". */
+	bool help_word = strcmp(argv[i], "help") == 0;
+	if (help_word && ++i >= argc) {
+		print_overview(stdout, NULL);
+		return EXIT_OK;
+	}
 	int used = 0;
 	const struct command *c = find_command(argc - i, argv + i, &used);
+	if (c == NULL && help_word && is_group(argv[i])) {
+		print_overview(stdout, argv[i]);
+		return EXIT_OK;
+	}
 	if (c == NULL) {
-		if (!is_group(argv[i]))
-			return usage_error("unknown command '%s'", argv[i]);
+		const char *near = closest_command(argc - i, argv + i);
+		if (!is_group(argv[i])) {
+			if (near != NULL)
+				fprintf(stderr, "weave-admin: unknown command '%s'; did you mean "
+					"'%s'?\n", argv[i], near);
+			else
+				fprintf(stderr, "weave-admin: unknown command '%s'\n", argv[i]);
+			fputs("Try 'weave-admin help'.\n", stderr);
+			return EXIT_USAGE;
+		}
 		if (i + 1 < argc && (strcmp(argv[i + 1], "--help") == 0 ||
 				     strcmp(argv[i + 1], "-h") == 0)) {
 			print_overview(stdout, argv[i]);
@@ -454,6 +597,9 @@ int main(int argc, char **argv)
 		group_words(argv[i], subs, sizeof subs);
 		if (i + 1 >= argc)
 			fprintf(stderr, "weave-admin: '%s' needs one of: %s\n", argv[i], subs);
+		else if (near != NULL && strchr(near, ' ') != NULL)
+			fprintf(stderr, "weave-admin: unknown command '%s %s'; did you mean '%s'? "
+				"'%s' takes: %s\n", argv[i], argv[i + 1], near, argv[i], subs);
 		else
 			fprintf(stderr, "weave-admin: unknown command '%s %s'; '%s' takes: %s\n",
 				argv[i], argv[i + 1], argv[i], subs);
@@ -466,10 +612,15 @@ int main(int argc, char **argv)
 	int rc = parse_args(c, argc - i - used, argv + i + used, &a);
 	if (rc != EXIT_OK)
 		return rc;
-	if (has_opt(&a, OPT_HELP)) {
+	if (has_opt(&a, OPT_HELP) || help_word) {
 		print_command_help(c);
 		return EXIT_OK;
 	}
+	/* --json before the command counts as after it. */
+	if (global_json && !(c->options & OPT(OPT_JSON)))
+		return usage_error("'%s' has no JSON output", c->words);
+	if (global_json)
+		a.opt[OPT_JSON] = "";
 	if (a.npos < c->min_args)
 		return usage_error("'%s' needs %s", c->words,
 				   c->min_args - a.npos == 1 && a.npos == 0
@@ -482,7 +633,15 @@ int main(int argc, char **argv)
 
 	if (config_path == NULL)
 		config_path = config_path_from_env();
+	admin_config_path = config_path;
 	config_defaults(&admin_cfg);
+	/* setup and check handle a file that is missing or wrong themselves. */
+	if (c->run == cmd_setup || c->run == cmd_check) {
+		rc = c->run(&a);
+		db_disconnect();
+		config_free(&admin_cfg);
+		return rc;
+	}
 	if (config_load(&admin_cfg, config_path, err, sizeof err) < 0) {
 		fprintf(stderr, "weave-admin: %s\n", err);
 		config_free(&admin_cfg);
@@ -490,7 +649,9 @@ int main(int argc, char **argv)
 	}
 	db_configure(&admin_cfg);
 	open_change_board(&admin_cfg);
-	rc = c->run(&a);
+	rc = needs_schema(c) ? schema_installed() : EXIT_OK;
+	if (rc == EXIT_OK)
+		rc = c->run(&a);
 	if (change_board_missed_bumps() > 0 && board_error[0] != '\0' &&
 	    admin_cfg.account_cache_seconds > 0)
 		fprintf(stderr,

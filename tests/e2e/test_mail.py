@@ -238,7 +238,8 @@ def test_sendmail_failure_is_503_and_mails_nothing():
 
 def test_email_login_resets_by_address():
     # A Sync 1.1 account is named by its address (stored hashed, B 3.3):
-    # the form takes the address as typed, and the link names the hash.
+    # the form takes the address as typed, and the mail and its link name
+    # the address too, never the hash the user has never seen (issue 16).
     address = f"Mixed.{secrets.token_hex(4)}@Example.org"
     hashed = base64.b32encode(hashlib.sha1(address.lower().encode()).digest()).decode().lower()
     admin("user", "add", address, "--password-file", "-", input="email-login-pw1\n")
@@ -248,9 +249,14 @@ def test_email_login_resets_by_address():
     assert r.status == 200 and "Further instructions have been sent" in r.text, r
     msgs = [m for m in mails_to(address.lower()) + mails_to(address) if m.path not in seen]
     assert len(msgs) == 1, msgs
-    link = re.search(r"weave-password-reset\?username=([a-z2-7]{32})\s", msgs[0].get_content())
-    assert link and link.group(1) == hashed, msgs[0].get_content()
-    r = reset_with(hashed, code_of(msgs[0]), "email-login-pw2")
+    text = msgs[0].get_content()
+    link = re.search(r"weave-password-reset\?username=(\S+)\s", text)
+    assert link and urllib.parse.unquote(link.group(1)) == address, text
+    assert f'account "{address}"' in text and hashed not in text, text
+    # The link's page offers the address, as typed, in its form.
+    page = request("GET", "weave-password-reset?username=" + link.group(1))
+    assert page.status == 200 and f'value="{address}"' in page.text and hashed not in page.text, page
+    r = reset_with(urllib.parse.unquote(link.group(1)), code_of(msgs[0]), "email-login-pw2")
     assert r.status == 200, r
     r = request("GET", f"1.0/{hashed}/info/collections", user=address, password="email-login-pw2")
     assert r.status == 200, r

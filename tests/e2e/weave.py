@@ -22,6 +22,7 @@ import json
 import os
 import secrets
 import socket
+import ssl
 import subprocess
 import time
 import urllib.parse
@@ -29,7 +30,10 @@ import urllib.parse
 BASE_URL = os.environ.get("WEAVE_BASE_URL", "http://127.0.0.1:8080/weave/")
 _base = urllib.parse.urlsplit(BASE_URL)
 HOST = _base.hostname or "127.0.0.1"
-PORT = _base.port or 80
+PORT = _base.port or (443 if _base.scheme == "https" else 80)
+# https: the server's certificate is checked against WEAVE_CA_FILE when set
+# (a self-signed one, as weave-admin setup makes), else the system's CAs.
+CA_FILE = os.environ.get("WEAVE_CA_FILE") or None
 # The mount point with a trailing "/": relative paths are appended to it.
 BASE_PATH = _base.path if _base.path.endswith("/") else _base.path + "/"
 
@@ -125,8 +129,13 @@ def request(method, path, body=None, user=None, password=None, headers=None,
     if user is not None and not any(k.lower() == "authorization" for k, _ in hdrs):
         hdrs.append(("Authorization", basic_auth(user, password)))
 
-    conn = http.client.HTTPConnection(HOST, port or PORT, timeout=timeout,
-                                      source_address=(source, 0) if source else None)
+    if _base.scheme == "https":
+        conn = http.client.HTTPSConnection(HOST, port or PORT, timeout=timeout,
+                                           source_address=(source, 0) if source else None,
+                                           context=ssl.create_default_context(cafile=CA_FILE))
+    else:
+        conn = http.client.HTTPConnection(HOST, port or PORT, timeout=timeout,
+                                          source_address=(source, 0) if source else None)
     try:
         conn.putrequest(method, url_path(path), skip_accept_encoding=True)
         for k, v in hdrs:

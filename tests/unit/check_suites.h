@@ -18,5 +18,6 @@ Suite *wbo_suite(void);
 Suite *body_suite(void);
 Suite *account_cache_suite(void);
 Suite *db_hosts_suite(void);
+Suite *mail_suite(void);
 
 #endif

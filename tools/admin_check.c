@@ -1,0 +1,505 @@
+/* admin_check.c - weave-admin check: what is wrong with this installation, one line per problem with its fix. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "admin.h"
+#include "change_board.h"
+#include "mail.h"
+#include "util.h"
+
+/*
+ * Output: "ok: WHAT" for what is right, "note: WHAT" for a choice worth
+ * knowing, and "problem: WHAT -- fix: HOW" for each thing that is wrong.
+ * Problems make the exit status 1.
+ */
+static int problems;
+
+static void say_ok(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say_problem(const char *fix, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void say_ok(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("ok: ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static void say_note(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("note: ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static void say_problem(const char *fix, const char *fmt, ...)
+{
+	va_list ap;
+	fputs("problem: ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf(" -- fix: %s\n", fix);
+	problems++;
+}
+
+/* ---- the configuration file -------------------------------------------------- */
+
+static int can_read(void *ctx)
+{
+	int fd = open(ctx, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static bool check_config_file(const char *path, const struct apache_user *www)
+{
+	struct stat st;
+	char fix[1200];
+	if (stat(path, &st) != 0) {
+		snprintf(fix, sizeof fix, "run 'weave-admin setup', or copy weave.conf.example "
+			 "to %s (or pass --config FILE)", path);
+		say_problem(fix, "no configuration file %s (%s)", path, strerror(errno));
+		return false;
+	}
+	bool mode_ok = true;
+	if (www != NULL && st.st_uid == www->uid) {
+		snprintf(fix, sizeof fix, "chown root:%s %s", www->group, path);
+		say_problem(fix, "%s belongs to the Apache user %s, so the server could rewrite "
+			    "its own configuration", path, www->name);
+		mode_ok = false;
+	}
+	if (st.st_mode & S_IRWXO) {
+		snprintf(fix, sizeof fix, "chmod 0640 %s", path);
+		say_problem(fix, "%s is open to every user (mode %04o) but holds the "
+			    "database password", path, (unsigned)(st.st_mode & 07777));
+		mode_ok = false;
+	} else if (st.st_mode & S_IWGRP) {
+		snprintf(fix, sizeof fix, "chmod 0640 %s", path);
+		say_problem(fix, "the group of %s may write it (mode %04o)", path,
+			    (unsigned)(st.st_mode & 07777));
+		mode_ok = false;
+	}
+	if (www != NULL && as_apache_user(www, can_read, (void *)path) != 0) {
+		snprintf(fix, sizeof fix, "chown root:%s %s && chmod 0640 %s", www->group, path,
+			 path);
+		say_problem(fix, "the Apache user %s cannot read %s: every request gets 503",
+			    www->name, path);
+		mode_ok = false;
+	}
+	if (mode_ok)
+		say_ok("%s: owner %u, group %u, mode %04o%s", path, (unsigned)st.st_uid,
+		       (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777),
+		       www != NULL ? ", readable by the Apache user" : "");
+	return true;
+}
+
+/* Contradictions config_load() cannot see, as each key is valid alone. */
+static void check_settings(const struct config *c, const char *path)
+{
+	char fix[1200];
+	if (c->registration && c->captcha && c->captcha_verify_url == NULL &&
+	    c->captcha_secret == NULL) {
+		snprintf(fix, sizeof fix, "set captcha_secret in %s to a random string "
+			 "(weave-admin setup writes one), or captcha = off", path);
+		say_problem(fix, "registration and captcha are on but captcha_secret is unset: "
+			    "the CAPTCHA page and every sign-up answer 503");
+	}
+	if (c->captcha_verify_url != NULL &&
+	    (c->captcha_public_key == NULL || c->captcha_private_key == NULL)) {
+		snprintf(fix, sizeof fix, "set captcha_public_key and captcha_private_key in %s, "
+			 "or remove captcha_verify_url", path);
+		say_problem(fix, "captcha_verify_url is set without both of its keys");
+	}
+	if (c->registration && !c->captcha)
+		say_note("registration is on without a captcha: anyone may create accounts "
+			 "(up to registration_limit per address and window)");
+	if (c->public_url == NULL) {
+		say_note("public_url is unset: node URLs are built from each request's Host "
+			 "header, and no request through the server can be checked here; set "
+			 "public_url = https://HOST/weave/ in %s", path);
+	} else if (strncmp(c->public_url, "https://", 8) != 0) {
+		snprintf(fix, sizeof fix, "serve the mount point over HTTPS and set public_url = "
+			 "https://... in %s (weave-admin setup does both)", path);
+		say_problem(fix, "public_url %s is not https: clients send the account "
+			    "password with every request", c->public_url);
+	} else {
+		say_ok("public_url %s", c->public_url);
+	}
+	if (c->registration && c->admin_secret == NULL)
+		say_note("admin_secret is unset: accounts are created only by sign-up and "
+			 "weave-admin");
+}
+
+/* ---- the account cache file ---------------------------------------------------- */
+
+static int can_open_board(void *ctx)
+{
+	const char *path = ctx;
+	int fd = open(path, O_RDWR);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno != ENOENT)
+		return -1;
+	/* Not there yet: the first process creates it in its folder. */
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash == NULL)
+		return -1;
+	*slash = '\0';
+	return access(dir[0] ? dir : "/", W_OK | X_OK);
+}
+
+static void check_account_cache(const struct config *c, const char *path,
+				 const struct apache_user *www)
+{
+	char board[4096], fix[5200];
+	if (c->account_cache_seconds == 0) {
+		say_note("account_cache_seconds = 0: every request reads its account row");
+		return;
+	}
+	if (change_board_path(c, board, sizeof board) < 0) {
+		say_problem("set a shorter account_cache_file", "account_cache_file is too long");
+		return;
+	}
+	if (www == NULL)
+		return;
+	if (as_apache_user(www, can_open_board, board) == 0) {
+		say_ok("the Apache user %s can open the account cache file %s", www->name, board);
+		return;
+	}
+	struct stat st;
+	if (stat(board, &st) == 0)
+		snprintf(fix, sizeof fix, "chown %s %s (or remove it: the next server process "
+			 "creates it)", www->name, board);
+	else
+		snprintf(fix, sizeof fix, "set account_cache_file in %s to a file in a folder "
+			 "%s can write (e.g. /dev/shm/weave-server-cache)", path, www->name);
+	say_problem(fix, "the Apache user %s cannot open or create the account cache file "
+		    "%s: every process then reads the database on each request", www->name,
+		    board);
+}
+
+/* ---- the database ----------------------------------------------------------------- */
+
+static void check_database(const char *path)
+{
+	char fix[1200], first[200];
+	int64_t version;
+	size_t missing;
+	enum db_status st = db_connect();
+	if (st != DB_OK) {
+		snprintf(fix, sizeof fix, "start MariaDB/MySQL, or correct db_host, db_port, "
+			 "db_socket, db_user, db_password in %s", path);
+		say_problem(fix, "cannot reach database %s as %s: %s", admin_cfg.db_name,
+			    admin_cfg.db_user, db_last_error());
+		return;
+	}
+	st = schema_inspect(&version, &missing, first, sizeof first);
+	if (st != DB_OK) {
+		say_problem("check the grants of db_user (GRANT ALL ON db_name.*)",
+			    "cannot read the schema of %s: %s", admin_cfg.db_name, db_last_error());
+		return;
+	}
+	if (version == 0) {
+		say_problem("weave-admin db init", "database %s has no weave schema",
+			    admin_cfg.db_name);
+		return;
+	}
+	if (missing > 0) {
+		say_problem("weave-admin db upgrade",
+			    "database %s lacks %zu table(s) or index(es), first %s",
+			    admin_cfg.db_name, missing, first);
+		return;
+	}
+	say_ok("database %s reachable as %s, schema version %" PRId64 ", every table and "
+	       "index present", admin_cfg.db_name, admin_cfg.db_user, version);
+}
+
+/* ---- mail ----------------------------------------------------------------------------- */
+
+static void check_mail(const struct config *c, const char *path, const char *mail_to)
+{
+	char program[1024], fix[1400];
+	size_t n = strcspn(c->sendmail_command, " \t");
+	snprintf(program, sizeof program, "%.*s", (int)(n < 1000 ? n : 1000), c->sendmail_command);
+	if (!program_exists(program)) {
+		snprintf(fix, sizeof fix, "install a mail transfer agent (Debian: apt-get install "
+			 "exim4-daemon-light, or msmtp-mta for a relay), or set sendmail_command in %s",
+			 path);
+		say_problem(fix, "sendmail_command '%s' does not exist: password-reset mails "
+			    "cannot be sent", program);
+		return;
+	}
+	if (mail_to == NULL) {
+		say_ok("sendmail_command %s exists (--mail ADDRESS sends a test)", program);
+		return;
+	}
+	const char *from = c->mail_from ? c->mail_from : "weave-admin";
+	if (mail_send(c->sendmail_command, from, mail_to, "weave-server: test mail",
+		      "This is a test from 'weave-admin check --mail'. Password-reset mails "
+		      "will come the same way.\n") != 0) {
+		snprintf(fix, sizeof fix, "see the mail system's log, or correct sendmail_command "
+			 "in %s", path);
+		say_problem(fix, "'%s' refused the test mail to %s", c->sendmail_command, mail_to);
+		return;
+	}
+	say_ok("test mail to %s handed to %s", mail_to, program);
+}
+
+/* ---- Apache ------------------------------------------------------------------------------- */
+
+static void check_apache(const struct config *c, const char *path, struct apache_view *v)
+{
+	char fix[1400];
+	const char *ctl = apache_ctl();
+	if (ctl == NULL || apache_view_load(v) != 0) {
+		say_note("no apache2ctl or apachectl here: Apache is not checked");
+		return;
+	}
+	if (!v->configtest_ok)
+		say_problem("correct the file it names, then apache2ctl graceful",
+			    "Apache's configuration test fails: %s", v->configtest_error);
+	if (v->alias_target[0] == '\0') {
+		say_problem("weave-admin setup (or: a2enconf weave && apache2ctl graceful; "
+			    "see the README, Apache)",
+			    "no loaded Apache file has the 'Alias /weave .../weave.fcgi' line: "
+			    "the snippet is not enabled");
+		return;
+	}
+	say_ok("Apache mounts %s at %s (%s)", v->alias_target, v->mount, v->snippet);
+	if (access(v->alias_target, X_OK) != 0) {
+		snprintf(fix, sizeof fix, "make install, or correct the Alias line in %s",
+			 v->snippet);
+		say_problem(fix, "the Alias names %s, which is not an executable file",
+			    v->alias_target);
+	}
+	const char *served = v->weave_config[0] ? v->weave_config : WEAVE_DEFAULT_CONFIG;
+	if (strcmp(served, path) != 0) {
+		snprintf(fix, sizeof fix, "check that file (weave-admin --config %s check), or "
+			 "set FcgidInitialEnv WEAVE_CONFIG %s in %s", served, path, v->snippet);
+		say_problem(fix, "Apache's weave.fcgi reads %s, not %s", served, path);
+	}
+	if (!v->encoded_slashes_nodecode)
+		say_problem("add 'AllowEncodedSlashes NoDecode' inside the <VirtualHost> that "
+			    "serves the mount point (it is not inherited from the server level)",
+			    "no 'AllowEncodedSlashes NoDecode': Apache answers its own 404 to "
+			    "record ids with %%2F");
+	int64_t len = v->fcgid_max_request_len < 0 ? 131072 : v->fcgid_max_request_len;
+	if (len < c->max_request_bytes) {
+		snprintf(fix, sizeof fix, "set FcgidMaxRequestLen %" PRId64 " in %s (twice "
+			 "max_request_bytes, so larger bodies get 413 from the server)",
+			 c->max_request_bytes * 2, v->snippet);
+		say_problem(fix, "FcgidMaxRequestLen %" PRId64 "%s is below max_request_bytes "
+			    "%" PRId64 ": large uploads fail with mod_fcgid's bare 500", len,
+			    v->fcgid_max_request_len < 0 ? " (mod_fcgid's default)" : "",
+			    c->max_request_bytes);
+	} else {
+		say_ok("FcgidMaxRequestLen %" PRId64 " >= max_request_bytes %" PRId64, len,
+		       c->max_request_bytes);
+	}
+}
+
+/* ---- one request through public_url ------------------------------------------------------ */
+
+struct answer {
+	long status;
+	char content_type[128];
+	struct buf body;
+	char error[CURL_ERROR_SIZE];
+	CURLcode code;
+};
+
+static size_t keep_body(char *data, size_t size, size_t n, void *ctx)
+{
+	struct answer *a = ctx;
+	buf_append(&a->body, data, size * n); /* beyond its max: cut */
+	return size * n;
+}
+
+static void fetch(const char *url, const char *cafile, struct answer *a)
+{
+	memset(a, 0, sizeof *a);
+	buf_init(&a->body, 64 * 1024);
+	CURL *h = curl_easy_init();
+	if (h == NULL) {
+		a->code = CURLE_FAILED_INIT;
+		return;
+	}
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, 20L);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, a->error);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, keep_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, a);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "weave-admin-check/" PACKAGE_VERSION);
+	if (cafile != NULL)
+		curl_easy_setopt(h, CURLOPT_CAINFO, cafile);
+	a->code = curl_easy_perform(h);
+	if (a->code == CURLE_OK) {
+		char *type = NULL;
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->status);
+		curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &type);
+		snprintf(a->content_type, sizeof a->content_type, "%s", type ? type : "");
+	} else if (a->error[0] == '\0') {
+		snprintf(a->error, sizeof a->error, "%s", curl_easy_strerror(a->code));
+	}
+	curl_easy_cleanup(h);
+}
+
+static bool tls_untrusted(CURLcode code)
+{
+	return code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE ||
+	       code == CURLE_SSL_ISSUER_ERROR;
+}
+
+/* GET url; "" on success with *a filled, else a problem was reported. */
+static bool fetch_reported(const char *url, const char **cafile, const struct apache_view *v,
+			   const char *public_url, struct answer *a)
+{
+	fetch(url, *cafile, a);
+	if (tls_untrusted(a->code) && *cafile == NULL && v->certificate[0] != '\0') {
+		/* A self-signed certificate: trust the one Apache serves, once. */
+		buf_free(&a->body);
+		*cafile = v->certificate;
+		fetch(url, *cafile, a);
+		if (a->code == CURLE_OK)
+			say_note("the certificate of %s is %s, which this host does not trust by "
+				 "itself (self-signed?): each client accepts it once by visiting %s",
+				 public_url, v->certificate, public_url);
+	}
+	if (a->code == CURLE_OK)
+		return true;
+	say_problem(tls_untrusted(a->code)
+			    ? "install a certificate for the host of public_url (weave-admin "
+			      "setup --cert FILE --key FILE), or correct public_url"
+			    : "start Apache (apache2ctl start or systemctl start apache2), "
+			      "or correct public_url",
+		    "no answer from %s: %s", url, a->error);
+	buf_free(&a->body);
+	return false;
+}
+
+static bool from_weave(const struct answer *a)
+{
+	return strncasecmp(a->content_type, "application/json", 16) == 0;
+}
+
+static void check_request(const struct config *c, const struct apache_view *v,
+			  const char *certificate)
+{
+	if (c->public_url == NULL)
+		return;
+	char url[2048];
+	struct answer a;
+	const char *cafile = certificate;
+
+	/* The node of an account that does not exist: the server reads the
+	 * database and answers its own 404 (JSON), with no credentials. */
+	snprintf(url, sizeof url, "%suser/1.0/weave-admin-check/node/weave", c->public_url);
+	if (!fetch_reported(url, &cafile, v, c->public_url, &a))
+		return;
+	bool served = a.status == 404 && from_weave(&a);
+	if (a.status == 503) {
+		say_problem("read Apache's error log: weave.fcgi says there why (its "
+			    "configuration, or the database)",
+			    "%s answers 503: the server cannot serve", c->public_url);
+	} else if (!served) {
+		say_problem("check the Alias line and the <VirtualHost> of public_url's host "
+			    "and port",
+			    "%s was answered %ld (%s), not by weave.fcgi", url, a.status,
+			    a.content_type[0] ? a.content_type : "no type");
+	}
+	buf_free(&a.body);
+
+	/* A %2F inside a collection name is the application's 400, never
+	 * Apache's 404 page (which it answers without AllowEncodedSlashes). */
+	snprintf(url, sizeof url, "%s1.1/weave-admin-check/storage/a%%2Fb", c->public_url);
+	if (!fetch_reported(url, &cafile, v, c->public_url, &a))
+		return;
+	if (!from_weave(&a) || a.status == 404) {
+		say_problem("add 'AllowEncodedSlashes NoDecode' to the <VirtualHost> of "
+			    "public_url's host and port",
+			    "%s was answered %ld (%s) by something other than weave.fcgi: "
+			    "record ids with %%2F would fail", url, a.status,
+			    a.content_type[0] ? a.content_type : "no type");
+	} else if (served) {
+		say_ok("requests through %s reach weave.fcgi, %%2F included", c->public_url);
+	}
+	buf_free(&a.body);
+}
+
+/* ---- the whole check ------------------------------------------------------------------------ */
+
+int check_installation(const char *mail_to, const char *certificate)
+{
+	const char *path = admin_config_path;
+	char err[512];
+	struct apache_user www_user;
+	const struct apache_user *www = NULL;
+	struct apache_view view;
+
+	problems = 0;
+	memset(&view, 0, sizeof view);
+	if (geteuid() != 0)
+		say_note("not run as root: what the Apache user can open is not checked "
+			 "(run 'weave-admin check' as root for that)");
+	else if (apache_user(NULL, &www_user) == 0)
+		www = &www_user;
+	else
+		say_note("no Apache user (www-data, apache, www) on this host: file access "
+			 "is not checked as the server's user");
+	config_free(&admin_cfg);
+	config_defaults(&admin_cfg);
+	bool exists = check_config_file(path, www);
+	if (!exists || config_load(&admin_cfg, path, err, sizeof err) < 0) {
+		if (exists)
+			say_problem("correct that line (weave.conf(5) lists every key)", "%s", err);
+		printf("%d problem%s found; the rest is checked once the configuration "
+		       "loads\n", problems, problems == 1 ? "" : "s");
+		return problems;
+	}
+	say_ok("%s loads", path);
+	db_disconnect();
+	db_configure(&admin_cfg);
+	check_settings(&admin_cfg, path);
+	check_account_cache(&admin_cfg, path, www);
+	check_database(path);
+	check_mail(&admin_cfg, path, mail_to);
+	check_apache(&admin_cfg, path, &view);
+	check_request(&admin_cfg, &view, certificate);
+	if (problems == 0)
+		puts("no problems found");
+	else
+		printf("%d problem%s found\n", problems, problems == 1 ? "" : "s");
+	return problems;
+}
+
+int cmd_check(const struct args *a)
+{
+	const char *mail_to = a->opt[OPT_MAIL];
+	if (mail_to != NULL && (strpbrk(mail_to, "\r\n") != NULL || strchr(mail_to, '@') == NULL))
+		return usage_error("--mail needs an e-mail address");
+	return check_installation(mail_to, NULL) == 0 ? EXIT_OK : EXIT_FAILED;
+}
