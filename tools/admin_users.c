@@ -295,7 +295,7 @@ int cmd_user_show(const struct args *a)
 		user_free(&u);
 		return db_fail(st, "reading the user's records");
 	}
-	/* A lock from failed logins refuses the account as surely as disabling. */
+	/* The day's budget of failed logins spent: new addresses are refused. */
 	struct throttle_row login, unused;
 	int64_t now_s = now / 100;
 	st = db_throttle_get(THROTTLE_LOGIN_USER, u.username, THROTTLE_RESET_USER, "", now_s,
@@ -334,8 +334,9 @@ int cmd_user_show(const struct args *a)
 	if (locked_until > 0) {
 		char until[64];
 		format_utc(locked_until, until, sizeof until);
-		printf("status       %s, LOCKED until %s after %" PRId64 " failed logins "
-		       "('weave-admin user unlock %s' lifts it)\n",
+		printf("status       %s, LOCKED to new addresses until %s after %" PRId64
+		       " failed logins today: only addresses it logged in from may try "
+		       "its password ('weave-admin user unlock %s' lifts it)\n",
 		       u.status == 1 ? "enabled" : "disabled", until, login.events, u.username);
 	} else {
 		printf("status       %s\n", u.status == 1 ? "enabled" : "disabled");

@@ -114,14 +114,20 @@ def test_help_command_and_did_you_mean():
 
 
 def test_a_locked_account_shows_locked():
+    # The account's daily budget spent, spread over addresses so that no
+    # (account, address) pair locks first.
     name, pw = new_user("lock")
-    limit = int(weave.read_config().get("login_limit", "10"))
-    for _ in range(limit):
-        r = request("GET", f"1.0/{name}/info/collections", user=name, password="wrong" + pw)
+    config = weave.read_config()
+    per_pair = int(config.get("login_limit", "10")) - 1
+    budget = int(config.get("login_account_limit", "100"))
+    for i in range(budget):
+        source = f"127.0.{100 + i // per_pair}.{1 + i % per_pair}"
+        r = request("GET", f"1.0/{name}/info/collections", user=name,
+                    password="wrong" + pw, source=source)
         assert r.status == 401
     try:
         p = run("user", "show", name)
-        assert p.returncode == 0 and "LOCKED until" in p.stdout and "user unlock" in p.stdout, p.stdout
+        assert p.returncode == 0 and "LOCKED to new addresses until" in p.stdout and "user unlock" in p.stdout, p.stdout
         assert json.loads(run("user", "show", name, "--json").stdout)["locked_until"] is not None
         row = run("user", "list", "--name-like", name).stdout.splitlines()[1].split()
         assert row[:2] == [name, "locked"], row
