@@ -13,6 +13,7 @@
 #include "captcha.h"
 #include "change_board.h"
 #include "config.h"
+#include "db_history.h"
 #include "db_user.h"
 #include "log.h"
 #include "password.h"
@@ -573,6 +574,27 @@ done:
 	return outcome;
 }
 
+/*
+ * While history_days > 0, a write keeps the records it replaces or
+ * deletes and is logged with the client's User-Agent (db_history.h).
+ */
+static void history_open(const struct request *req, const struct user *user)
+{
+	if (req->cfg->history_days <= 0) {
+		db_history_cancel();
+		return;
+	}
+	struct history_write w = {
+		.user_id = user->id,
+		.stamp = req->timestamp,
+		.previous = user->last_write,
+		.collection = req->collection,
+		.agent = request_header(req, "User-Agent"),
+		.max_kb = req->cfg->history_max_kb,
+	};
+	db_history_begin(&w);
+}
+
 /* Path, method and route: 0 with *out set, or -1 with the error answered. */
 static int choose_route(struct request *req, struct response *resp,
 			const struct route **out)
@@ -629,6 +651,7 @@ static int run_handler(struct request *req, struct response *resp,
 						       ? req->started
 						       : user.last_write;
 				req->timestamp = base + 1;
+				history_open(req, &user);
 			} else {
 				req->timestamp = req->started > user.last_write
 							 ? req->started
@@ -653,9 +676,12 @@ static int run_handler(struct request *req, struct response *resp,
 			goto retry;
 		if (db_in_transaction()) {
 			enum db_status st = DB_OK;
-			if (status < 400 && (r->flags & WRITES) && req->user != NULL)
-				st = db_user_set_last_write(req->user->id,
-							    req->timestamp);
+			if (status < 400 && (r->flags & WRITES) && req->user != NULL) {
+				st = db_history_finish();
+				if (st == DB_OK)
+					st = db_user_set_last_write(req->user->id,
+								    req->timestamp);
+			}
 			if (status < 400 && st == DB_OK)
 				st = db_commit();
 			else
@@ -746,5 +772,6 @@ void route_dispatch(struct request *req, struct response *resp)
 		req->admin_secret_ok = check_admin_secret(req);
 	run_handler(req, resp, r);
 	db_rollback(); /* nothing may stay open between requests */
+	db_history_cancel();
 	settle_logins(req);
 }

@@ -13,8 +13,9 @@
 #include "settings.h"
 #include "util.h"
 
-/* 1: the first schema; 2: adds the nodes table. */
-#define SCHEMA_VERSION 3
+/* 1: the first schema; 2: adds the nodes table; 3: the throttle table;
+ * 4: the record history (write_log, wbo_history, history_usage). */
+#define SCHEMA_VERSION 4
 
 extern const char weave_schema_sql[];
 
