@@ -127,8 +127,11 @@ int cmd_user_history(const struct args *a)
 		json_object_object_add(o, "history_days",
 				       json_object_new_int64(admin_cfg.history_days));
 		json_object_object_add(o, "kept_bytes", json_object_new_int64(bytes));
+		/* json_stamp() writes 0 as null: here 0 is a time (no write before). */
 		json_object_object_add(o, "whole_since",
-				       since != INT64_MAX ? json_stamp(since) : NULL);
+				       since == INT64_MAX ? NULL
+				       : since == 0	  ? json_object_new_int(0)
+							  : json_stamp(since));
 		json_object_object_add(o, "writes", l.writes);
 		json_print(o);
 	} else if (l.count == 0) {
@@ -438,8 +441,10 @@ int cmd_user_restore(const struct args *a)
 	rc = time_option(a, OPT_AS_OF, "--as-of", &as_of);
 	if (rc != EXIT_OK)
 		return rc;
-	if (as_of >= now_centiseconds())
-		return usage_error("--as-of %s is not in the past", a->opt[OPT_AS_OF]);
+	/* Write stamps may run a little ahead of the clock (each is above the
+	 * last); a time far ahead is a mistake. */
+	if (as_of > now_centiseconds() + 3600 * 100)
+		return usage_error("--as-of %s is in the future", a->opt[OPT_AS_OF]);
 	if (!dry_run && !has_opt(a, OPT_YES) && !isatty(STDIN_FILENO))
 		return usage_error("not on a terminal, so add --yes (or --dry-run first)");
 	rc = find_user(a->pos[0], &u);
@@ -447,6 +452,11 @@ int cmd_user_restore(const struct args *a)
 		return rc;
 	char when[40];
 	time_arg_format(as_of, when, sizeof when);
+	if (u.last_write <= as_of) {
+		printf("nothing of %s was written after %s\n", u.username, when);
+		user_free(&u);
+		return EXIT_OK;
+	}
 	/* A plan without the row lock first: a person may take a while to answer. */
 	struct plans ps = { 0 };
 	rc = check_whole(&u, collection, as_of);
