@@ -101,7 +101,9 @@ int cmd_user_history(const struct args *a)
 		return db_fail(st, "reading the history");
 	}
 	char since_text[40] = "never", kept[32];
-	if (since != INT64_MAX)
+	if (since == 0)
+		snprintf(since_text, sizeof since_text, "its first write");
+	else if (since != INT64_MAX)
 		time_arg_format(since, since_text, sizeof since_text);
 	format_bytes(bytes, kept, sizeof kept);
 	if (l.json) {
@@ -343,11 +345,14 @@ static void print_plans(const struct plans *ps, bool done)
 		if (p->nput == 0 && p->nremove == 0 && p->newer_kept == 0)
 			continue;
 		any = true;
-		printf("%-12s %" PRId64 " %s back as they were, %" PRId64 " %s back, "
-		       "%zu newer %s, %" PRId64 " newer kept\n", p->collection,
-		       p->reverted, done ? "put" : "to put", p->came_back,
-		       done ? "deleted ones brought" : "deleted ones to bring",
-		       p->nremove, done ? "deleted" : "to delete", p->newer_kept);
+		printf("%s: %" PRId64 " replaced records %s, %" PRId64 " deleted records "
+		       "%s, %zu newer records %s", p->collection, p->reverted,
+		       done ? "put back" : "to put back", p->came_back,
+		       done ? "brought back" : "to bring back", p->nremove,
+		       done ? "deleted" : "to delete");
+		if (p->newer_kept > 0)
+			printf(", %" PRId64 " newer records kept", p->newer_kept);
+		printf("\n");
 	}
 	if (!any)
 		printf("nothing differs from that time\n");

@@ -102,8 +102,8 @@ def test_restore_undoes_a_stale_device():
 
     # A dry run says what would happen and changes nothing.
     dry = restore(user, "--collection", "bookmarks", "--as-of", first, "--dry-run")
-    assert "50 to put back" in dry.stdout and "10 deleted ones to bring back" in dry.stdout \
-        and "5 newer to delete" in dry.stdout, dry.stdout
+    assert "bookmarks: 50 replaced records to put back, 10 deleted records to bring " \
+        "back, 5 newer records to delete\n" in dry.stdout, dry.stdout
     assert records(user, pw, "bookmarks") == now
 
     out = restore(user, "--collection", "bookmarks", "--as-of", first, "--yes").stdout
@@ -126,7 +126,8 @@ def test_restore_undoes_a_stale_device():
     last = h["writes"][-1]
     assert last["client"].startswith("weave-admin user restore") and \
         (last["written"], last["replaced"], last["deleted"]) == (60, 50, 5), last
-    assert "undoes it" in out
+    assert "bookmarks: 50 replaced records put back, 10 deleted records brought back, " \
+        "5 newer records deleted\n" in out and "undoes it" in out, out
     restore(user, "--collection", "bookmarks", "--as-of", f"{restored_at - 0.01:.2f}",
             "--yes")
     again = records(user, pw, "bookmarks")
