@@ -131,7 +131,9 @@ CREATE TABLE IF NOT EXISTS write_log (
 ) ENGINE=InnoDB;
 
 -- The versions: each row is a record as it was just before the write
--- stamped `replaced` replaced or deleted it.
+-- stamped `replaced` replaced or deleted it. The key puts a write's
+-- versions together (a write appends; purge and the cap remove whole
+-- writes); a restore reads one account's versions, which is rare.
 CREATE TABLE IF NOT EXISTS wbo_history (
   user_id INT UNSIGNED NOT NULL,
   collection VARBINARY(32) NOT NULL,
@@ -144,8 +146,7 @@ CREATE TABLE IF NOT EXISTS wbo_history (
   payload MEDIUMBLOB NULL,
   payload_size INT UNSIGNED NOT NULL DEFAULT 0,
   expires BIGINT NOT NULL,
-  PRIMARY KEY (user_id, collection, id, replaced),
-  KEY by_write (user_id, replaced)
+  PRIMARY KEY (user_id, replaced, collection, id)
 ) ENGINE=InnoDB;
 
 -- Per account: bytes of kept versions (for history_max_kb), and the time
