@@ -478,28 +478,35 @@ static enum db_status keep_deleted(const struct sql *s)
 			       s->nparams, true);
 }
 
-/* Record history: keep the live rows that items are about to replace. */
+/*
+ * Record history: keep the live rows that items are about to replace.
+ * One statement per MAX_IN_CHUNK ids, the list padded to a power of two
+ * with repeats of its last id (as in db_storage_select): this statement
+ * runs on every upload while history is on, so fewer round trips count.
+ */
 static enum db_status keep_replaced(struct sql *s, int64_t user_id,
 				    const char *collection,
 				    const struct wbo *items, size_t n)
 {
 	enum db_status st = DB_OK;
-	const char *ids[MAX_IN_CHUNK];
-	size_t lens[MAX_IN_CHUNK];
 	if (!db_history_active())
 		return DB_OK;
 	db_history_note_written(n);
 	for (size_t done = 0; done < n && st == DB_OK;) {
-		size_t c = chunk_size(n - done, MAX_IN_CHUNK);
-		for (size_t i = 0; i < c; i++) {
-			ids[i] = items[done + i].id;
-			lens[i] = items[done + i].id_len;
-		}
+		size_t c = n - done < MAX_IN_CHUNK ? n - done : MAX_IN_CHUNK;
+		size_t padded = 1;
+		while (padded < c)
+			padded *= 2;
 		sql_reset(s);
-		sql_add(s, "user_id = ? AND collection = ?");
+		sql_add(s, "user_id = ? AND collection = ? AND id IN (");
 		sql_param(s, DB_INT(user_id));
 		sql_param(s, DB_CSTR(collection));
-		add_id_list(s, ids, lens, c);
+		for (size_t i = 0; i < padded; i++) {
+			const struct wbo *w = &items[done + (i < c ? i : c - 1)];
+			sql_add(s, i ? ",?" : "?");
+			sql_param(s, DB_STR(w->id, w->id_len));
+		}
+		sql_add(s, ")");
 		st = db_history_keep(s->text.data, s->params, s->nparams, false);
 		done += c;
 	}
