@@ -7,6 +7,7 @@
 #include <json-c/json.h>
 
 #include "admin.h"
+#include "change_board.h"
 #include "db_history.h"
 #include "db_storage.h"
 #include "db_user.h"
@@ -34,7 +35,8 @@ static int collection_option(const struct args *a, const char **out)
 	return EXIT_OK;
 }
 
-/* A User-Agent is client text: printable ASCII only on a terminal. */
+/* A User-Agent is client bytes: printable ASCII only, on a terminal and
+ * in JSON (which must be UTF-8). */
 static void printable(const char *in, char *out, size_t cap)
 {
 	size_t n = 0;
@@ -69,7 +71,8 @@ static int print_entry(void *ctx, const struct history_entry *e)
 		json_object_object_add(o, "replaced", json_object_new_int64(e->replaced));
 		json_object_object_add(o, "deleted", json_object_new_int64(e->deleted));
 		json_object_object_add(o, "kept_bytes", json_object_new_int64(e->bytes));
-		json_object_object_add(o, "client", json_object_new_string(e->agent));
+		printable(e->agent, agent, sizeof agent);
+		json_object_object_add(o, "client", json_object_new_string(agent));
 		json_object_array_add(l->writes, o);
 		return 0;
 	}
@@ -395,11 +398,15 @@ static int restore(const struct user *u, const char *collection, int64_t as_of,
 		return st == DB_NOT_FOUND ? fail(EXIT_FAILED, "no such user: %s", u->username)
 					  : db_fail(st, "locking the account");
 	}
+	/* As a write request does (route.c, write_begins): mark the account
+	 * changed before taking the time, so that no read answers with a
+	 * later X-Weave-Timestamp without seeing the restore. */
+	change_board_bump(locked.id);
+	int64_t now = now_centiseconds();
+	int64_t stamp = (now > locked.last_write ? now : locked.last_write) + 1;
 	int rc = check_whole(&locked, collection, as_of);
 	if (rc == EXIT_OK)
 		rc = make_plans(&locked, collection, as_of, keep_newer, &ps);
-	int64_t now = now_centiseconds();
-	int64_t stamp = (now > locked.last_write ? now : locked.last_write) + 1;
 	for (size_t i = 0; i < ps.n && rc == EXIT_OK; i++) {
 		st = apply_plan(&locked, stamp, locked.last_write, as_of, &ps.v[i]);
 		if (st != DB_OK)

@@ -258,6 +258,11 @@ def test_user_history_text_and_deleting_an_account():
     stamp_of(call("PUT", "storage/t/a", user, pw, {"payload": "two"}, agent="Bad\u00c9Agent"))
     out = admin("user", "history", user).stdout
     assert "history of " + user in out and "Bad?Agent" in out, out
+    assert [w["client"] for w in history(user)["writes"]] == ["Bad?Agent"] * 2
+    p = admin("user", "history", user, "--collection", "no/such", check=False)
+    assert p.returncode == 2 and "not a collection name" in p.stderr, p.stderr
+    p = admin("user", "history", user, "--since", "soon", check=False)
+    assert p.returncode == 2 and "--since soon" in p.stderr, p.stderr
     assert "t " in out
     admin("user", "delete", user, "--yes")
     for table in ("write_log", "wbo_history", "history_usage"):
