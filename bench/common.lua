@@ -75,11 +75,14 @@ local function pooled_payload(n)
 end
 
 -- A JSON array of count records for POST storage/<coll>; ids tag..N.
+-- BENCH_PAYLOAD_OFFSET shifts which payload each id gets, so that a second
+-- upload of the same ids replaces every payload with a different one.
+local payload_offset = tonumber(os.getenv("BENCH_PAYLOAD_OFFSET") or "0")
 function M.batch(tag, first, count)
 	local items = {}
 	for i = 0, count - 1 do
 		local n = first + i
-		local p = pooled_payload(n)
+		local p = pooled_payload(n + payload_offset)
 		items[#items + 1] = string.format('{"id":"%s%07d","sortindex":%d,"payload":"%s"}',
 			tag, n, (n * 37) % 1000, p)
 	end

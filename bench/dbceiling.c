@@ -12,9 +12,10 @@
  * run at once, one connection each. Prints one line:
  *   ops=N records=N secs=S p50_us=N p99_us=N
  *
- * The statement texts are copies of those in src/db_user.c and
- * src/db_storage.c (and the transaction shape of src/route.c); keep them
- * in step when those change. */
+ * The statement texts are copies of those in src/db_user.c,
+ * src/db_storage.c and src/db_history.c (and the transaction shape of
+ * src/route.c); keep them in step when those change. post runs what a
+ * server with record history on (history_days > 0, the default) runs. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -52,6 +53,14 @@ static const char *const sql_download =
 	" AND modified > ? ORDER BY sortindex DESC, id ASC LIMIT ? OFFSET ?";
 static const char *const sql_last_write =
 	"UPDATE users SET last_write = ? WHERE id = ?";
+/* src/db_history.c: the rows a write replaces are kept first (none for
+ * new records), then the write is logged. */
+#define HISTORY_COLUMNS \
+	"parentid, predecessorid, sortindex, modified, payload, payload_size, expires"
+static const char *const sql_write_log =
+	"INSERT INTO write_log (user_id, stamp, collection, previous, "
+	"written, replaced, deleted, agent, bytes) "
+	"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
 struct db {
 	const char *host, *user, *password, *name, *socket;
@@ -282,9 +291,25 @@ static long do_download(MYSQL_STMT *user, MYSQL_STMT *sel, const char *name,
 
 /* Statements of a 100-record POST, in src/db_storage.c's chunks (64, 32, 4). */
 struct post_stmts {
-	MYSQL_STMT *user, *last_write;
+	MYSQL_STMT *user, *last_write, *keep, *log;
 	MYSQL_STMT *del[3], *ins[3];
 };
+
+/* src/db_storage.c keep_replaced(): one statement, the 100 ids padded to 128. */
+#define KEEP_IDS 128
+static char *keep_sql(void)
+{
+	size_t cap = 1024 + KEEP_IDS * 2;
+	char *s = malloc(cap);
+	size_t o = (size_t)snprintf(s, cap, "INSERT IGNORE INTO wbo_history (user_id, "
+				    "collection, id, replaced, " HISTORY_COLUMNS ") SELECT "
+				    "user_id, collection, id, ?, " HISTORY_COLUMNS " FROM wbo "
+				    "WHERE user_id = ? AND collection = ? AND id IN (");
+	for (size_t i = 0; i < KEEP_IDS; i++)
+		o += (size_t)snprintf(s + o, cap - o, i ? ",?" : "?");
+	snprintf(s + o, cap - o, ") AND expires > ?");
+	return s;
+}
 
 static const size_t chunks[3] = { 64, 32, 4 };
 
@@ -354,7 +379,7 @@ static void do_post(struct post_stmts *s, const char *name, unsigned batch)
 	}
 	exec_text("START TRANSACTION");
 	uid = load_user(s->user, name, &last_write);
-	stamp = now + 1;
+	stamp = (now > last_write ? now : last_write) + 1; /* route.c */
 	size_t at = 0;
 	for (int c = 0; c < 3; c++) { /* drop_expired() */
 		bind_int(&p[0], &uid);
@@ -364,6 +389,18 @@ static void do_post(struct post_stmts *s, const char *name, unsigned batch)
 			bind_str(&p[3 + i], ids[at + i], &id_lens[at + i]);
 		run(s->del[c], p, NULL);
 		at += chunks[c];
+	}
+	{ /* keep_replaced() */
+		MYSQL_BIND k[KEEP_IDS + 4];
+		bind_int(&k[0], &stamp);
+		bind_int(&k[1], &uid);
+		bind_str(&k[2], "history", &coll_len);
+		for (size_t i = 0; i < KEEP_IDS; i++) {
+			size_t r = i < BATCH ? i : BATCH - 1;
+			bind_str(&k[3 + i], ids[r], &id_lens[r]);
+		}
+		bind_int(&k[KEEP_IDS + 3], &stamp);
+		run(s->keep, k, NULL);
 	}
 	at = 0;
 	for (int c = 0; c < 3; c++) { /* one INSERT per chunk */
@@ -380,6 +417,21 @@ static void do_post(struct post_stmts *s, const char *name, unsigned batch)
 		}
 		run(s->ins[c], p, NULL);
 		at += chunks[c];
+	}
+	{ /* db_history_finish(): new records, so nothing kept to count */
+		static unsigned long agent_len = 5;
+		int64_t written = BATCH, zero = 0;
+		MYSQL_BIND l[9];
+		bind_int(&l[0], &uid);
+		bind_int(&l[1], &stamp);
+		bind_str(&l[2], "history", &coll_len);
+		bind_int(&l[3], &last_write);
+		bind_int(&l[4], &written);
+		bind_int(&l[5], &zero);
+		bind_int(&l[6], &zero);
+		bind_str(&l[7], "bench", &agent_len);
+		bind_int(&l[8], &zero);
+		run(s->log, l, NULL);
 	}
 	bind_int(&p[0], &stamp);
 	bind_int(&p[1], &uid);
@@ -419,6 +471,10 @@ static void worker(const struct db *d, const struct job *j, int fd)
 	if (strcmp(j->mode, "post") == 0) {
 		ps.user = prepare(sql_user_exclusive);
 		ps.last_write = prepare(sql_last_write);
+		char *ks = keep_sql();
+		ps.keep = prepare(ks);
+		free(ks);
+		ps.log = prepare(sql_write_log);
 		for (int c = 0; c < 3; c++) {
 			char *ds = delete_sql(chunks[c]), *is = insert_sql(chunks[c]);
 			ps.del[c] = prepare(ds);

@@ -131,3 +131,54 @@ CREATE TABLE IF NOT EXISTS account_changes (
 CREATE TRIGGER IF NOT EXISTS users_logged_insert AFTER INSERT ON users FOR EACH ROW INSERT INTO account_changes (user_id, changed) VALUES (NEW.id, CAST(ROUND(UNIX_TIMESTAMP(NOW(6)) * 100) AS SIGNED));
 CREATE TRIGGER IF NOT EXISTS users_logged_update AFTER UPDATE ON users FOR EACH ROW INSERT INTO account_changes (user_id, changed) VALUES (NEW.id, CAST(ROUND(UNIX_TIMESTAMP(NOW(6)) * 100) AS SIGNED));
 CREATE TRIGGER IF NOT EXISTS users_logged_delete AFTER DELETE ON users FOR EACH ROW INSERT INTO account_changes (user_id, changed) VALUES (OLD.id, CAST(ROUND(UNIX_TIMESTAMP(NOW(6)) * 100) AS SIGNED));
+-- Record history (src/db_history.c, weave-admin user history / restore):
+-- while history_days (weave.conf) is above 0, a write that replaces or
+-- deletes records first copies them here, in its own transaction, so a
+-- stale device's overwrite can be undone. Kept history_days, at most
+-- history_max_kb per account (the oldest writes go first), apart from the
+-- quota; weave-admin purge removes what is older.
+--
+-- One row per write (per collection it touched): what it did and which
+-- client did it. collection is empty for DELETE storage (every one).
+CREATE TABLE IF NOT EXISTS write_log (
+  user_id INT UNSIGNED NOT NULL,
+  stamp BIGINT NOT NULL COMMENT 'centiseconds: the timestamp of the write',
+  collection VARBINARY(32) NOT NULL,
+  previous BIGINT NOT NULL COMMENT 'the account last_write before this write',
+  written INT UNSIGNED NOT NULL COMMENT 'records uploaded',
+  replaced INT UNSIGNED NOT NULL COMMENT 'of those, records that existed (kept)',
+  deleted INT UNSIGNED NOT NULL COMMENT 'records deleted (kept)',
+  bytes BIGINT NOT NULL COMMENT 'payload bytes of the versions kept',
+  agent VARBINARY(255) NOT NULL COMMENT 'User-Agent of the client, cut at 255 bytes',
+  PRIMARY KEY (user_id, stamp, collection),
+  KEY by_stamp (stamp)
+) ENGINE=InnoDB;
+
+-- The versions: each row is a record as it was just before the write
+-- stamped `replaced` replaced or deleted it. The key puts a write's
+-- versions together (a write appends; purge and the cap remove whole
+-- writes); a restore reads one account's versions, which is rare.
+CREATE TABLE IF NOT EXISTS wbo_history (
+  user_id INT UNSIGNED NOT NULL,
+  collection VARBINARY(32) NOT NULL,
+  id VARBINARY(64) NOT NULL,
+  replaced BIGINT NOT NULL COMMENT 'centiseconds: the write that replaced or deleted it',
+  parentid VARBINARY(64) NULL,
+  predecessorid VARBINARY(64) NULL,
+  sortindex INT NULL,
+  modified BIGINT NOT NULL,
+  payload MEDIUMBLOB NULL,
+  payload_size INT UNSIGNED NOT NULL DEFAULT 0,
+  expires BIGINT NOT NULL,
+  PRIMARY KEY (user_id, replaced, collection, id)
+) ENGINE=InnoDB;
+
+-- Per account: bytes of kept versions (for history_max_kb), and the time
+-- from which the history is whole (a restore as of an earlier time is
+-- refused: versions replaced before it were dropped or never kept).
+CREATE TABLE IF NOT EXISTS history_usage (
+  user_id INT UNSIGNED NOT NULL,
+  bytes BIGINT NOT NULL,
+  since BIGINT NOT NULL COMMENT 'centiseconds',
+  PRIMARY KEY (user_id)
+) ENGINE=InnoDB;

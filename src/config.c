@@ -60,6 +60,8 @@ static const struct config_key config_keys[] = {
 	KEY(max_post_records, KEY_INT, 1, 10000),
 	KEY(max_post_bytes, KEY_INT, 1024, 64 * 1024 * 1024),
 	KEY(max_ids, KEY_INT, 1, 10000),
+	KEY(history_days, KEY_INT, 0, 3650),
+	KEY(history_max_kb, KEY_INT, 0, INT64_C(1) << 30),
 	KEY(auth_cache_seconds, KEY_INT, 0, 86400),
 	KEY(password_cost, KEY_INT, 10, 20),
 	KEY(account_cache_seconds, KEY_INT, 0, 3600),
@@ -111,6 +113,8 @@ void config_defaults(struct config *cfg)
 	cfg->max_post_records = 100;
 	cfg->max_post_bytes = 1048576;
 	cfg->max_ids = 1000;
+	cfg->history_days = 14;
+	cfg->history_max_kb = 10240;
 	cfg->auth_cache_seconds = 300;
 	cfg->password_cost = 15;
 	cfg->account_cache_seconds = 30;

@@ -45,6 +45,9 @@ struct config {
 	int64_t max_post_records;
 	int64_t max_post_bytes;
 	int64_t max_ids;
+	/* Record history (db_history.h). */
+	int64_t history_days;   /* 0: keep no history */
+	int64_t history_max_kb; /* per account; 0: no cap */
 
 	int64_t auth_cache_seconds;
 	int64_t password_cost;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "db_history.h"
 #include "util.h"
 
 enum storage_stmt {
@@ -467,6 +468,52 @@ static enum db_status drop_expired(struct sql *s, int64_t user_id,
 	return st;
 }
 
+/*
+ * Record history: keep the rows that the DELETE in s (its text starts
+ * "DELETE FROM wbo WHERE ") is about to remove. Nothing when off.
+ */
+static enum db_status keep_deleted(const struct sql *s)
+{
+	static const char head[] = "DELETE FROM wbo WHERE ";
+	return db_history_keep(s->text.data + sizeof head - 1, s->params,
+			       s->nparams, true);
+}
+
+/*
+ * Record history: keep the live rows that items are about to replace.
+ * One statement per MAX_IN_CHUNK ids, the list padded to a power of two
+ * with repeats of its last id (as in db_storage_select): this statement
+ * runs on every upload while history is on, so fewer round trips count.
+ */
+static enum db_status keep_replaced(struct sql *s, int64_t user_id,
+				    const char *collection,
+				    const struct wbo *items, size_t n)
+{
+	enum db_status st = DB_OK;
+	if (!db_history_active())
+		return DB_OK;
+	db_history_note_written(n);
+	for (size_t done = 0; done < n && st == DB_OK;) {
+		size_t c = n - done < MAX_IN_CHUNK ? n - done : MAX_IN_CHUNK;
+		size_t padded = 1;
+		while (padded < c)
+			padded *= 2;
+		sql_reset(s);
+		sql_add(s, "user_id = ? AND collection = ? AND id IN (");
+		sql_param(s, DB_INT(user_id));
+		sql_param(s, DB_CSTR(collection));
+		for (size_t i = 0; i < padded; i++) {
+			const struct wbo *w = &items[done + (i < c ? i : c - 1)];
+			sql_add(s, i ? ",?" : "?");
+			sql_param(s, DB_STR(w->id, w->id_len));
+		}
+		sql_add(s, ")");
+		st = db_history_keep(s->text.data, s->params, s->nparams, false);
+		done += c;
+	}
+	return st;
+}
+
 enum db_status db_storage_put(int64_t user_id, const char *collection,
 			      const struct wbo *items, size_t n, int64_t stamp)
 {
@@ -477,6 +524,8 @@ enum db_status db_storage_put(int64_t user_id, const char *collection,
 
 	sql_init(&s);
 	st = drop_expired(&s, user_id, collection, items, n, stamp);
+	if (st == DB_OK)
+		st = keep_replaced(&s, user_id, collection, items, n);
 	/* One multi-row statement per shape (set of present fields). */
 	for (size_t first = 0; first < n && st == DB_OK; first++) {
 		if (done[first])
@@ -541,7 +590,9 @@ static enum db_status delete_by_ids(struct sql *s, int64_t user_id,
 		add_id_list(s, ids + done, lens + done, c);
 		if (filters != NULL)
 			add_filters(s, filters);
-		st = sql_run(s, NULL, NULL, &affected);
+		st = keep_deleted(s);
+		if (st == DB_OK)
+			st = sql_run(s, NULL, NULL, &affected);
 		*deleted += affected;
 		done += c;
 	}
@@ -590,7 +641,9 @@ enum db_status db_storage_delete(int64_t user_id, const char *collection,
 		sql_param(&s, DB_INT(user_id));
 		sql_param(&s, DB_CSTR(collection));
 		add_filters(&s, q);
-		st = sql_run(&s, NULL, NULL, deleted);
+		st = keep_deleted(&s);
+		if (st == DB_OK)
+			st = sql_run(&s, NULL, NULL, deleted);
 	}
 	sql_free(&s);
 	return st;
@@ -600,6 +653,10 @@ enum db_status db_storage_delete_one(int64_t user_id, const char *collection,
 				     const char *id)
 {
 	struct db_param p[] = { DB_INT(user_id), DB_CSTR(collection), DB_CSTR(id) };
+	enum db_status st = db_history_keep("user_id = ? AND collection = ? AND id = ?",
+					    p, 3, true);
+	if (st != DB_OK)
+		return st;
 	return db_run("DELETE FROM wbo WHERE user_id = ? AND collection = ? AND id = ?",
 		      p, 3, NULL, NULL, NULL);
 }
@@ -607,5 +664,8 @@ enum db_status db_storage_delete_one(int64_t user_id, const char *collection,
 enum db_status db_storage_delete_all(int64_t user_id)
 {
 	struct db_param p[] = { DB_INT(user_id) };
+	enum db_status st = db_history_keep("user_id = ?", p, 1, true);
+	if (st != DB_OK)
+		return st;
 	return db_run("DELETE FROM wbo WHERE user_id = ?", p, 1, NULL, NULL, NULL);
 }

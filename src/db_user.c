@@ -7,6 +7,7 @@
 
 #include "buf.h"
 #include "change_board.h"
+#include "db_history.h"
 #include "db_throttle.h"
 #include "util.h"
 
@@ -243,6 +244,8 @@ enum db_status db_user_delete(int64_t id)
 {
 	struct db_param p[] = { DB_INT(id) };
 	enum db_status st = db_run(user_sql[USER_DELETE_RECORDS], p, 1, NULL, NULL, NULL);
+	if (st == DB_OK)
+		st = db_history_forget_user(id);
 	if (st != DB_OK)
 		return st;
 	uint64_t affected = 0;

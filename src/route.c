@@ -13,6 +13,7 @@
 #include "captcha.h"
 #include "change_board.h"
 #include "config.h"
+#include "db_history.h"
 #include "db_user.h"
 #include "landing_page.h"
 #include "log.h"
@@ -631,6 +632,27 @@ done:
 }
 
 /*
+ * While history_days > 0, a write keeps the records it replaces or
+ * deletes and is logged with the client's User-Agent (db_history.h).
+ */
+static void history_open(const struct request *req, const struct user *user)
+{
+	if (req->cfg->history_days <= 0) {
+		db_history_cancel();
+		return;
+	}
+	struct history_write w = {
+		.user_id = user->id,
+		.stamp = req->timestamp,
+		.previous = user->last_write,
+		.collection = req->collection,
+		.agent = request_header(req, "User-Agent"),
+		.max_kb = req->cfg->history_max_kb,
+	};
+	db_history_begin(&w);
+}
+
+/*
  * Path, method and route: 0 with *out set, or -1 with the error answered
  * (404 unknown path, 400 1 or under /1.1/ 405 a method the path lacks).
  */
@@ -715,6 +737,8 @@ static int run_handler(struct request *req, struct response *resp,
 			}
 			req->timestamp = account_stamp(&user, req->started,
 						       (r->flags & WRITES) != 0);
+			if (r->flags & WRITES)
+				history_open(req, &user);
 		} else {
 			req->started = now_centiseconds();
 			req->timestamp = req->started;
@@ -735,9 +759,12 @@ static int run_handler(struct request *req, struct response *resp,
 		if (db_in_transaction()) {
 			enum db_status st = DB_OK;
 			bool committing = false;
-			if (status < 400 && (r->flags & WRITES) && req->user != NULL)
-				st = db_user_set_last_write(req->user->id,
-							    req->timestamp);
+			if (status < 400 && (r->flags & WRITES) && req->user != NULL) {
+				st = db_history_finish();
+				if (st == DB_OK)
+					st = db_user_set_last_write(req->user->id,
+								    req->timestamp);
+			}
 			if (status < 400 && st == DB_OK) {
 				committing = true;
 				st = db_commit();
@@ -835,5 +862,6 @@ void route_dispatch(struct request *req, struct response *resp)
 		req->admin_secret_ok = check_admin_secret(req);
 	run_handler(req, resp, r);
 	db_rollback(); /* nothing may stay open between requests */
+	db_history_cancel();
 	settle_logins(req);
 }

@@ -66,6 +66,10 @@ enum admin_opt {
 	OPT_KEY,           /* --key FILE (setup) */
 	OPT_FIRST_USER,    /* --first-user NAME (setup) */
 	OPT_FORCE,         /* --force (export: replace FILE) */
+	OPT_COLLECTION,    /* --collection NAME */
+	OPT_SINCE,         /* --since TIME */
+	OPT_AS_OF,         /* --as-of TIME */
+	OPT_KEEP_NEWER,    /* --keep-newer */
 	OPT__MAX
 };
 
@@ -224,6 +228,10 @@ int cmd_purge(const struct args *a);
 int cmd_stats(const struct args *a);
 int cmd_export(const struct args *a);
 int cmd_import(const struct args *a);
+
+/* admin_history.c: record history, undoing a stale device */
+int cmd_user_history(const struct args *a);
+int cmd_user_restore(const struct args *a);
 
 /* admin_migrate.c */
 int cmd_migrate(const struct args *a);

@@ -13,6 +13,7 @@
 
 #include "admin.h"
 #include "db_admin.h"
+#include "db_history.h"
 #include "db_storage.h"
 #include "db_throttle.h"
 #include "db_user.h"
@@ -36,6 +37,63 @@ static void pause_ms(int64_t ms)
 }
 
 /* ---- purge ----------------------------------------------------------------- */
+
+/*
+ * Record history older than history_days (all of it when that is 0):
+ * each logged write goes with its versions, `batch` writes per short
+ * transaction. An exit code.
+ */
+static int purge_history(int64_t now, int64_t batch, int64_t pause, bool dry_run,
+			 bool quiet)
+{
+	int64_t before = admin_cfg.history_days > 0
+				 ? now - admin_cfg.history_days * 86400 * 100
+				 : INT64_MAX;
+	int64_t old = 0;
+	uint64_t writes = 0, versions = 0;
+	int retries = 0;
+	enum db_status st = db_history_count_before(before, &old);
+	if (st != DB_OK)
+		return db_fail(st, "counting old history");
+	if (dry_run) {
+		if (!quiet)
+			printf("%" PRId64 " logged writes older than history_days (%" PRId64
+			       ") would be removed with their kept versions\n",
+			       old, admin_cfg.history_days);
+		return EXIT_OK;
+	}
+	for (;;) {
+		uint64_t w = 0, v = 0;
+		st = db_begin();
+		if (st == DB_OK)
+			st = db_history_purge_batch(before, batch, &w, &v);
+		if (st == DB_OK && w < (uint64_t)batch && admin_cfg.history_days == 0)
+			st = db_history_forget_usage();
+		if (st == DB_OK)
+			st = db_commit();
+		else
+			db_rollback();
+		if (st == DB_RETRY && retries < PURGE_RETRIES) {
+			retries++;
+			pause_ms(pause > 0 ? pause * 4 : 200);
+			continue;
+		}
+		if (st != DB_OK)
+			return db_fail(st, "purging old history");
+		retries = 0;
+		writes += w;
+		versions += v;
+		if (w < (uint64_t)batch)
+			break;
+		if (pause > 0)
+			pause_ms(pause);
+	}
+	if (!quiet && writes > 0)
+		printf("removed %" PRIu64 " logged writes and %" PRIu64 " kept versions "
+		       "older than history_days (%" PRId64 ")\n", writes, versions,
+		       admin_cfg.history_days);
+	return EXIT_OK;
+}
 
 int cmd_purge(const struct args *a)
 {
@@ -64,7 +122,8 @@ int cmd_purge(const struct args *a)
 		} else if (!quiet) {
 			printf("%" PRId64 " expired records would be removed\n", expired);
 		}
-		return EXIT_OK;
+		/* JSON answers carry the records only; history says itself in text. */
+		return purge_history(now, batch, pause, true, quiet || json);
 	}
 
 	struct progress p;
@@ -124,7 +183,7 @@ int cmd_purge(const struct args *a)
 		printf("removed %" PRIu64 " failed-login counters past their window\n",
 		       counters);
 	}
-	return EXIT_OK;
+	return purge_history(now, batch, pause, false, quiet || json);
 }
 
 /* ---- stats ---------------------------------------------------------------------- */

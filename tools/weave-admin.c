@@ -127,6 +127,33 @@ static const struct command commands[] = {
 	  "server's public_url). The URL is normalised to end in '/'. The data\n"
 	  "is not moved: see export and import." },
 
+	{ "user history", 1, 1, OPT(OPT_COLLECTION) | OPT(OPT_SINCE) | OPT(OPT_JSON),
+	  cmd_user_history, "NAME [--collection C] [--since TIME] [--json]",
+	  "list an account's writes that replaced or deleted records",
+	  "List the account's logged writes, oldest first: when (UTC, and the\n"
+	  "Weave timestamp), the collection, records written, of those how many\n"
+	  "replaced existing ones, records deleted, the bytes of the old versions\n"
+	  "kept, and the client (User-Agent) that wrote. Also how much history\n"
+	  "the account holds and from when on it is whole: 'user restore' can go\n"
+	  "back that far. TIME is a Weave timestamp (1796367600.12) or an ISO\n"
+	  "date-time (2026-12-04T07:00:00Z, 2026-12-04 08:00+01:00, 2026-12-04);\n"
+	  "without an offset it is UTC. Writes are kept while history_days > 0." },
+	{ "user restore", 1, 1,
+	  OPT(OPT_COLLECTION) | OPT(OPT_AS_OF) | OPT(OPT_DRY_RUN) | OPT(OPT_YES) |
+		  OPT(OPT_KEEP_NEWER),
+	  cmd_user_restore,
+	  "NAME [--collection C] --as-of TIME [--dry-run] [--yes] [--keep-newer]",
+	  "put an account's records back as they were at a time",
+	  "Put the collection (without --collection: every collection) back as it\n"
+	  "was at TIME, in one transaction: records replaced since get their old\n"
+	  "payload back, deleted ones come back, and records created since are\n"
+	  "deleted (--keep-newer keeps them). Restored records get a new\n"
+	  "timestamp, so every device downloads them at its next sync. The\n"
+	  "restore is a logged write itself: restoring as of the moment before it\n"
+	  "undoes it. Refused when the history does not reach back to TIME.\n"
+	  "--dry-run shows what would change; on a terminal it asks first,\n"
+	  "elsewhere it needs --yes. TIME as for 'user history'." },
+
 	{ "node add", 1, 1, OPT(OPT_CAPACITY), cmd_node_add, "URL [--capacity N]",
 	  "add a storage node for new accounts",
 	  "Add a storage node. New accounts go to the node with room and the\n"
@@ -171,11 +198,13 @@ static const struct command commands[] = {
 	{ "purge", 0, 0,
 	  OPT(OPT_BATCH) | OPT(OPT_PAUSE) | OPT(OPT_DRY_RUN) | OPT(OPT_QUIET) | OPT(OPT_JSON),
 	  cmd_purge, "[--batch N] [--pause MS] [--dry-run] [--quiet] [--json]",
-	  "remove expired (ttl) records in small batches",
+	  "remove expired (ttl) records and old record history in small batches",
 	  "Delete records whose ttl has expired, --batch records (default 1000)\n"
 	  "per short transaction with a --pause (default 50 ms) between batches,\n"
-	  "so it can run from cron while the server serves, and failed-login\n"
-	  "counters whose window has ended. --dry-run only counts; --quiet\n"
+	  "so it can run from cron while the server serves, failed-login\n"
+	  "counters whose window has ended, and record history older than\n"
+	  "history_days (all of it when history_days is 0), --batch logged writes\n"
+	  "with their kept versions at a time. --dry-run only counts; --quiet\n"
 	  "prints nothing on success." },
 	{ "stats", 0, 0, OPT(OPT_TOP) | OPT(OPT_JSON), cmd_stats, "[--top N] [--json]",
 	  "users, records and bytes per collection, largest users",
@@ -305,6 +334,10 @@ static const struct {
 	[OPT_KEY] = { "--key", NULL, true },
 	[OPT_FIRST_USER] = { "--first-user", NULL, true },
 	[OPT_FORCE] = { "--force", "-f", false },
+	[OPT_COLLECTION] = { "--collection", NULL, true },
+	[OPT_SINCE] = { "--since", NULL, true },
+	[OPT_AS_OF] = { "--as-of", NULL, true },
+	[OPT_KEEP_NEWER] = { "--keep-newer", NULL, false },
 };
 
 static const char exit_text[] =

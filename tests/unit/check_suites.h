@@ -19,5 +19,6 @@ Suite *body_suite(void);
 Suite *account_cache_suite(void);
 Suite *db_hosts_suite(void);
 Suite *mail_suite(void);
+Suite *time_arg_suite(void);
 
 #endif

@@ -1,0 +1,136 @@
+/*
+ * db_history.h - record history: the versions that writes replace or
+ * delete, the log of those writes, and their bounds. No HTTP here.
+ *
+ * A write request (route.c) or weave-admin opens a history write inside
+ * its transaction with db_history_begin(); db_storage.c calls
+ * db_history_keep() just before each statement that replaces or deletes
+ * records, which copies the rows it is about to change into wbo_history;
+ * db_history_finish(), just before the commit, logs the write (one
+ * write_log row), adds its bytes to the account's figure and drops the
+ * account's oldest writes beyond history_max_kb. Without an open history
+ * write (history_days = 0, or a read) every call here returns at once.
+ *
+ * Each version belongs to the write_log row of the write that replaced
+ * it: purge and the cap drop them together, so a write_log row means its
+ * versions are all there, and history_usage.since says from when on the
+ * account's history is whole.
+ */
+#ifndef WEAVE_DB_HISTORY_H
+#define WEAVE_DB_HISTORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db.h"
+
+#define HISTORY_AGENT_MAX 255
+
+struct history_write {
+	int64_t user_id;
+	int64_t stamp;          /* the write's timestamp (centiseconds) */
+	int64_t previous;       /* the account's last_write before it */
+	const char *collection; /* NULL: every collection (DELETE storage) */
+	const char *agent;      /* the client's User-Agent; NULL: none */
+	int64_t max_kb;         /* history_max_kb; 0: no cap */
+};
+
+/* Open a history write (copies what it needs from w). */
+void db_history_begin(const struct history_write *w);
+/* Close it without logging: the write was rolled back. */
+void db_history_cancel(void);
+bool db_history_active(void);
+
+/*
+ * Copy the unexpired wbo rows matching `where` (an SQL condition over
+ * wbo's columns, e.g. "user_id = ? AND collection = ?", whose
+ * placeholders params fill in order) into wbo_history, stamped with the
+ * open write. deleting: the write deletes them, else it replaces them.
+ * DB_OK at once when no history write is open.
+ */
+enum db_status db_history_keep(const char *where, const struct db_param *params,
+			       size_t nparams, bool deleting);
+/* The open write uploads n records (for the log). */
+void db_history_note_written(size_t n);
+/*
+ * Log the open write and apply history_max_kb, then close it. Call in
+ * the write's transaction, before the commit. DB_OK when none is open.
+ */
+enum db_status db_history_finish(void);
+
+/* ---- weave-admin ------------------------------------------------------ */
+
+/* Remove an account's whole history (the account is being deleted). */
+enum db_status db_history_forget_user(int64_t user_id);
+
+/*
+ * Remove up to `limit` logged writes stamped before `before` with their
+ * versions (oldest first), in the caller's transaction. *writes gets how
+ * many, *versions how many versions went with them.
+ */
+enum db_status db_history_purge_batch(int64_t before, int64_t limit,
+				      uint64_t *writes, uint64_t *versions);
+/* Forget every account's figure (history is off: nothing is kept). */
+enum db_status db_history_forget_usage(void);
+/* Logged writes stamped before `before`. */
+enum db_status db_history_count_before(int64_t before, int64_t *writes);
+
+struct history_entry {
+	int64_t stamp, previous;
+	const char *collection; /* "" for every collection */
+	int64_t written, replaced, deleted, bytes;
+	const char *agent;
+};
+typedef int (*db_history_entry_fn)(void *ctx, const struct history_entry *e);
+
+/* The account's logged writes (collection NULL: all) stamped after
+ * `after`, oldest first. */
+enum db_status db_history_entries(int64_t user_id, const char *collection,
+				  int64_t after, db_history_entry_fn fn, void *ctx);
+
+/*
+ * The account's kept bytes, and the time from which its history is
+ * whole: a restore to an earlier time would miss versions. *since is
+ * INT64_MAX when nothing was ever logged for it.
+ */
+enum db_status db_history_usage(int64_t user_id, int64_t *bytes, int64_t *since);
+
+/*
+ * The newest timestamp after `after` that some version of the account's
+ * records (current or kept; collection NULL: all) carries although no
+ * logged write has it: a write made while history was off, or an
+ * import. 0 when there is none.
+ */
+enum db_status db_history_unlogged_after(int64_t user_id, const char *collection,
+					 int64_t after, int64_t *newest);
+
+/* The collections that have records or versions kept after `after`. */
+typedef int (*db_history_name_fn)(void *ctx, const char *name, size_t len);
+enum db_status db_history_collections(int64_t user_id, int64_t after,
+				      db_history_name_fn fn, void *ctx);
+
+/* One id's row: current (replaced 0) or a kept version. */
+struct history_version {
+	const char *id;
+	size_t id_len;
+	int64_t replaced, modified, expires, payload_size;
+};
+typedef int (*db_history_version_fn)(void *ctx, const struct history_version *v);
+
+/* The current rows of a collection, by id. */
+enum db_status db_history_current(int64_t user_id, const char *collection,
+				  db_history_version_fn fn, void *ctx);
+/* The versions of a collection replaced after `after`, by id then replaced. */
+enum db_status db_history_versions_after(int64_t user_id, const char *collection,
+					 int64_t after, db_history_version_fn fn,
+					 void *ctx);
+
+/*
+ * Put the version of id replaced at `replaced` back as the current
+ * record, stamped with the open write's timestamp; the row it replaces
+ * is kept first (so a restore can itself be undone).
+ */
+enum db_status db_history_put_back(int64_t user_id, const char *collection,
+				   const char *id, size_t id_len, int64_t replaced);
+#endif

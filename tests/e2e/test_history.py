@@ -1,0 +1,269 @@
+"""Record history (issue 19): writes keep what they replace or delete,
+`weave-admin user history` shows who wrote what, `weave-admin user
+restore` undoes a stale device's overwrite, history_days / purge and
+history_max_kb bound what is kept.
+
+The main stack keeps history (history_days is 14 by default). Second
+Apaches (loadkit.second_apache) on the same database serve with history
+off and with a small history_max_kb; they are stopped at exit.
+"""
+
+import atexit
+import json
+import secrets
+
+import loadkit
+from weave import admin, new_user, read_config, request, sql
+
+STALE_AGENT = "StaleFox/1.0 (a device back from a long trip)"
+_servers = {}
+
+
+def server(name, settings):
+    if name not in _servers:
+        port, apache = loadkit.second_apache(name, settings)
+        atexit.register(loadkit.stack_lib_run, 'stack_apache_stop "$1"', apache)
+        _servers[name] = port
+    return _servers[name]
+
+
+def call(method, path, user, pw, body=None, agent=None, port=None):
+    headers = {"User-Agent": agent} if agent else None
+    return request(method, f"1.1/{user}/{path}", body=body, user=user, password=pw,
+                   headers=headers, port=port)
+
+
+def stamp_of(r):
+    assert r.status == 200, (r.status, r.body)
+    return r.headers.get("X-Weave-Timestamp")
+
+
+def payload(tag):
+    # Encrypted-looking text with a non-ASCII character and escapes, so
+    # byte-identical means byte-identical.
+    return json.dumps({"ciphertext": secrets.token_urlsafe(48), "tag": tag,
+                       "note": "caf\u00e9 \"q\" \\ /"})
+
+
+def records(user, pw, coll, newer=None):
+    q = f"storage/{coll}?full=1" + (f"&newer={newer}" if newer else "")
+    r = call("GET", q, user, pw)
+    assert r.status == 200, r.body
+    return {w["id"]: w for w in r.json()}
+
+
+def history(user, *extra):
+    return json.loads(admin("user", "history", user, *extra, "--json").stdout)
+
+
+def restore(user, *args, check=True):
+    return admin("user", "restore", user, *args, check=check)
+
+
+def test_restore_undoes_a_stale_device():
+    user, pw = new_user("hist")
+    ids = [f"bm{i:03d}{secrets.token_hex(3)}" for i in range(200)]
+    good = [{"id": i, "payload": payload(f"good {i}"), "sortindex": n,
+             "parentid": "menu" if n % 2 else None} for n, i in enumerate(ids)]
+    for w in good:
+        if w["parentid"] is None:
+            del w["parentid"]
+    first = None
+    for k in range(0, 200, 100):
+        r = call("POST", "storage/bookmarks", user, pw, good[k:k + 100],
+                 agent="GoodFox/4.0")
+        first = stamp_of(r)
+        assert len(r.json()["success"]) == 100
+    before = records(user, pw, "bookmarks")
+    assert len(before) == 200
+
+    # The stale device: overwrites 50, deletes 10 others, adds 5 new.
+    overwritten, deleted = ids[:50], ids[100:110]
+    stale = [{"id": i, "payload": payload(f"stale {i}"), "sortindex": -1}
+             for i in overwritten]
+    stamp_of(call("POST", "storage/bookmarks", user, pw, stale, agent=STALE_AGENT))
+    stamp_of(call("POST", "storage/bookmarks", user, pw,
+                  [{"id": f"new{n}", "payload": payload("new")} for n in range(5)],
+                  agent=STALE_AGENT))
+    last_stale = stamp_of(call("DELETE", "storage/bookmarks?ids=" + ",".join(deleted),
+                               user, pw, agent=STALE_AGENT))
+    now = records(user, pw, "bookmarks")
+    assert len(now) == 195 and now[ids[0]]["payload"] != before[ids[0]]["payload"]
+
+    # The admin sees the stale writes, with their client.
+    h = history(user, "--collection", "bookmarks")
+    stale_writes = [w for w in h["writes"] if w["client"] == STALE_AGENT]
+    assert [(w["written"], w["replaced"], w["deleted"]) for w in stale_writes] == [
+        (50, 50, 0), (5, 0, 0), (0, 0, 10)], h
+    assert all(w["kept_bytes"] > 0 for w in stale_writes if w["replaced"] + w["deleted"])
+    good_writes = [w for w in h["writes"] if w["client"] == "GoodFox/4.0"]
+    assert [(w["written"], w["replaced"]) for w in good_writes] == [(100, 0), (100, 0)]
+    assert h["whole_since"] is not None and h["whole_since"] <= float(first)
+
+    # A dry run says what would happen and changes nothing.
+    dry = restore(user, "--collection", "bookmarks", "--as-of", first, "--dry-run")
+    assert "bookmarks: 50 replaced records to put back, 10 deleted records to bring " \
+        "back, 5 newer records to delete\n" in dry.stdout, dry.stdout
+    assert records(user, pw, "bookmarks") == now
+
+    out = restore(user, "--collection", "bookmarks", "--as-of", first, "--yes").stdout
+    after = records(user, pw, "bookmarks")
+    assert sorted(after) == sorted(ids)
+    for i in ids:
+        for field in ("payload", "sortindex", "parentid"):
+            assert after[i].get(field) == before[i].get(field), (i, field)
+    # Exactly the 60 changed records are newer than the stale device's last write.
+    changed = records(user, pw, "bookmarks", newer=last_stale)
+    assert sorted(changed) == sorted(overwritten + deleted)
+    restored_at = changed[ids[0]]["modified"]
+    # info/collections (cached per process until last_write moves) sees it.
+    r = call("GET", "info/collections", user, pw)
+    assert r.json()["bookmarks"] == restored_at, (r.json(), restored_at)
+
+    # The restore is a logged write, and undoable: as of just before it
+    # the stale state comes back.
+    h = history(user, "--collection", "bookmarks")
+    last = h["writes"][-1]
+    assert last["client"].startswith("weave-admin user restore") and \
+        (last["written"], last["replaced"], last["deleted"]) == (60, 50, 5), last
+    assert "bookmarks: 50 replaced records put back, 10 deleted records brought back, " \
+        "5 newer records deleted\n" in out and "undoes it" in out, out
+    restore(user, "--collection", "bookmarks", "--as-of", f"{restored_at - 0.01:.2f}",
+            "--yes")
+    again = records(user, pw, "bookmarks")
+    assert sorted(again) == sorted(now)
+    assert all(again[i]["payload"] == now[i]["payload"] for i in now)
+
+
+def test_restore_every_collection_and_keep_newer():
+    user, pw = new_user("hist")
+    for coll in ("tabs", "forms"):
+        stamp_of(call("PUT", f"storage/{coll}/a", user, pw, {"payload": f"{coll} old"}))
+    t = stamp_of(call("PUT", "storage/forms/b", user, pw, {"payload": "forms b"}))
+    stamp_of(call("PUT", "storage/tabs/a", user, pw, {"payload": "tabs new"}))
+    stamp_of(call("DELETE", "storage/forms/a", user, pw))
+    stamp_of(call("PUT", "storage/forms/c", user, pw, {"payload": "forms c, newer"}))
+    # An ISO date-time works for --since as for --as-of.
+    assert len(history(user, "--since", "1970-01-01T00:00:00Z")["writes"]) == 6
+    restore(user, "--as-of", t, "--yes", "--keep-newer")
+    forms = records(user, pw, "forms")
+    assert {k: v["payload"] for k, v in forms.items()} == {
+        "a": "forms old", "b": "forms b", "c": "forms c, newer"}
+    assert records(user, pw, "tabs")["a"]["payload"] == "tabs old"
+    # Without --keep-newer the newer record goes.
+    restore(user, "--as-of", t, "--yes")
+    assert sorted(records(user, pw, "forms")) == ["a", "b"]
+
+
+def test_restore_refuses_what_it_cannot_rebuild():
+    user, pw = new_user("hist")
+    p = restore(user, "--collection", "x", "--as-of", "2020-01-01", "--yes")
+    assert "nothing of " + user + " was written after 2020-01-01T00:00:00Z" in p.stdout
+    # Written while history was off: nothing to rebuild from.
+    off = server("history-off", {"history_days": 0})
+    stamp_of(call("PUT", "storage/x/a", user, pw, {"payload": "zero"}, port=off))
+    p = restore(user, "--collection", "x", "--as-of", "2020-01-01", "--yes", check=False)
+    assert p.returncode == 1 and "no record history" in p.stderr, p.stderr
+    t0 = stamp_of(call("PUT", "storage/x/a", user, pw, {"payload": "one"}))
+    stamp_of(call("PUT", "storage/x/a", user, pw, {"payload": "two"}))
+    # An import writes records without history: a restore may not cross it.
+    admin("import", user, "-", input=json.dumps({
+        "collection": "x", "id": "imp", "parentid": None, "predecessorid": None,
+        "sortindex": None, "modified": int(float(t0) * 100) + 50, "expires": None,
+        "payload": "imported"}) + "\n")
+    p = restore(user, "--collection", "x", "--as-of", t0, "--yes", check=False)
+    assert p.returncode == 1 and "without history" in p.stderr, p.stderr
+    assert records(user, pw, "x")["a"]["payload"] == "two"
+    for bad in ("yesterday", "2026-02-30", "12.5x"):
+        p = restore(user, "--as-of", bad, "--yes", check=False)
+        assert p.returncode == 2 and "--as-of" in p.stderr, p.stderr
+    p = restore(user, "--as-of", "9999-01-01", "--yes", check=False)
+    assert p.returncode == 2 and "in the future" in p.stderr
+
+
+def user_id(name):
+    return int(sql(f"SELECT id FROM users WHERE username = '{name}'")[0][0])
+
+
+def test_purge_obeys_history_days():
+    user, pw = new_user("hist")
+    uid = user_id(user)
+    stamp_of(call("PUT", "storage/p/a", user, pw, {"payload": "v1"}))
+    stamp_of(call("PUT", "storage/p/a", user, pw, {"payload": "v2" * 100}))
+    stamp_of(call("PUT", "storage/p/a", user, pw, {"payload": "v3"}))
+    # Age the first two writes 15 days (history_days here is 14).
+    days = int(read_config().get("history_days", "14"))
+    assert days == 14
+    old = 15 * 86400 * 100
+    rows = sql(f"SELECT stamp FROM write_log WHERE user_id = {uid} ORDER BY stamp")
+    assert len(rows) == 3
+    cut = int(rows[1][0])
+    sql(f"UPDATE wbo_history SET replaced = replaced - {old} "
+        f"WHERE user_id = {uid} AND replaced <= {cut}")
+    sql(f"UPDATE write_log SET stamp = stamp - {old} WHERE user_id = {uid} AND stamp <= {cut}")
+    dry = admin("purge", "--dry-run").stdout
+    assert "logged writes older than history_days (14) would be removed" in dry, dry
+    assert len(sql(f"SELECT 1 FROM write_log WHERE user_id = {uid}")) == 3
+    admin("purge")
+    assert len(sql(f"SELECT 1 FROM write_log WHERE user_id = {uid}")) == 1
+    kept = sql(f"SELECT payload FROM wbo_history WHERE user_id = {uid}")
+    assert kept == [["v2" * 100]], kept
+    usage = sql(f"SELECT bytes, since FROM history_usage WHERE user_id = {uid}")
+    assert usage == [["200", str(cut - old)]], usage
+    h = history(user)
+    assert len(h["writes"]) == 1 and h["kept_bytes"] == 200
+    # Back before the purged writes is refused; after them it works.
+    p = restore(user, "--as-of", f"{(cut - old - 1) / 100:.2f}", "--yes", check=False)
+    assert p.returncode == 1 and "whole only from" in p.stderr, p.stderr
+    restore(user, "--as-of", f"{cut / 100:.2f}", "--yes")
+    assert records(user, pw, "p")["a"]["payload"] == "v2" * 100
+
+
+def test_history_off_keeps_nothing():
+    port = server("history-off", {"history_days": 0})
+    user, pw = new_user("hist")
+    uid = user_id(user)
+    for text in ("one", "two", "three"):
+        stamp_of(call("PUT", "storage/o/a", user, pw, {"payload": text}, port=port))
+    stamp_of(call("DELETE", "storage/o", user, pw, port=port))
+    assert sql(f"SELECT COUNT(*) FROM write_log WHERE user_id = {uid}") == [["0"]]
+    assert sql(f"SELECT COUNT(*) FROM wbo_history WHERE user_id = {uid}") == [["0"]]
+
+
+def test_history_max_kb_drops_the_oldest_writes():
+    port = server("history-small", {"history_max_kb": 16})
+    user, pw = new_user("hist")
+    uid = user_id(user)
+    stamps = []
+    for n in range(12):
+        body = {"payload": f"{n:02d}" + "x" * 3998}
+        stamps.append(stamp_of(call("PUT", "storage/big/a", user, pw, body, port=port)))
+    bytes_, since = map(int, sql(f"SELECT bytes, since FROM history_usage "
+                                 f"WHERE user_id = {uid}")[0])
+    assert 0 < bytes_ <= 16 * 1024, bytes_
+    real = sql(f"SELECT COALESCE(SUM(payload_size), 0) FROM wbo_history WHERE user_id = {uid}")
+    assert int(real[0][0]) == bytes_
+    kept = sorted(int(r[0]) for r in sql(f"SELECT replaced FROM wbo_history WHERE user_id = {uid}"))
+    logged = sorted(int(r[0]) for r in sql(f"SELECT stamp FROM write_log WHERE user_id = {uid}"))
+    # The newest replacements stay, the oldest went, and the log went with them.
+    assert kept and kept[-1] == round(float(stamps[-1]) * 100)
+    assert kept[0] > round(float(stamps[1]) * 100)
+    assert logged[0] == kept[0] and since >= round(float(stamps[1]) * 100)
+
+
+def test_user_history_text_and_deleting_an_account():
+    user, pw = new_user("hist")
+    uid = user_id(user)
+    stamp_of(call("PUT", "storage/t/a", user, pw, {"payload": "one"}, agent="Bad\u00c9Agent"))
+    stamp_of(call("PUT", "storage/t/a", user, pw, {"payload": "two"}, agent="Bad\u00c9Agent"))
+    out = admin("user", "history", user).stdout
+    assert "history of " + user in out and "Bad?Agent" in out, out
+    assert [w["client"] for w in history(user)["writes"]] == ["Bad?Agent"] * 2
+    p = admin("user", "history", user, "--collection", "no/such", check=False)
+    assert p.returncode == 2 and "not a collection name" in p.stderr, p.stderr
+    p = admin("user", "history", user, "--since", "soon", check=False)
+    assert p.returncode == 2 and "--since soon" in p.stderr, p.stderr
+    assert "t " in out
+    admin("user", "delete", user, "--yes")
+    for table in ("write_log", "wbo_history", "history_usage"):
+        assert sql(f"SELECT COUNT(*) FROM {table} WHERE user_id = {uid}") == [["0"]], table
