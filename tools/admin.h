@@ -73,7 +73,8 @@ enum admin_opt {
 	OPT__MAX
 };
 
-#define OPT(o) (UINT32_C(1) << (o))
+#define OPT(o) (UINT64_C(1) << (o))
+_Static_assert(OPT__MAX <= 64, "command options are bits of a uint64_t");
 #define ARGS_MAX 4
 
 struct args {
@@ -85,7 +86,7 @@ struct args {
 struct command {
 	const char *words;    /* "user add" */
 	int min_args, max_args;
-	uint32_t options;     /* OPT() bits accepted besides --config and --help */
+	uint64_t options;     /* OPT() bits accepted besides --config and --help */
 	int (*run)(const struct args *a);
 	const char *synopsis; /* what follows the words in a usage line */
 	const char *summary;  /* one line for the overview */
