@@ -171,10 +171,30 @@ static int can_open_board(void *ctx)
 	return access(dir[0] ? dir : "/", W_OK | X_OK);
 }
 
+/* One file the server's processes share: the Apache user opens or makes it. */
+static void check_shared_file(const char *conf_path, const struct apache_user *www,
+			      const char *file, const char *what, const char *without)
+{
+	char fix[5200];
+	if (as_apache_user(www, can_open_board, (void *)file) == 0) {
+		say_ok("the Apache user %s can open the %s %s", www->name, what, file);
+		return;
+	}
+	struct stat st;
+	if (stat(file, &st) == 0)
+		snprintf(fix, sizeof fix, "chown %s %s (or remove it: the next server process "
+			 "creates it)", www->name, file);
+	else
+		snprintf(fix, sizeof fix, "set account_cache_file in %s to a file in a folder "
+			 "%s can write (e.g. /dev/shm/weave-server-cache)", conf_path, www->name);
+	say_problem(fix, "the Apache user %s cannot open or create the %s %s: %s",
+		    www->name, what, file, without);
+}
+
 static void check_account_cache(const struct config *c, const char *path,
 				 const struct apache_user *www)
 {
-	char board[4096], fix[5200];
+	char board[4096], changes[4200];
 	if (c->account_cache_seconds == 0) {
 		say_note("account_cache_seconds = 0: every request reads its account row");
 		return;
@@ -185,20 +205,13 @@ static void check_account_cache(const struct config *c, const char *path,
 	}
 	if (www == NULL)
 		return;
-	if (as_apache_user(www, can_open_board, board) == 0) {
-		say_ok("the Apache user %s can open the account cache file %s", www->name, board);
-		return;
-	}
-	struct stat st;
-	if (stat(board, &st) == 0)
-		snprintf(fix, sizeof fix, "chown %s %s (or remove it: the next server process "
-			 "creates it)", www->name, board);
-	else
-		snprintf(fix, sizeof fix, "set account_cache_file in %s to a file in a folder "
-			 "%s can write (e.g. /dev/shm/weave-server-cache)", path, www->name);
-	say_problem(fix, "the Apache user %s cannot open or create the account cache file "
-		    "%s: every process then reads the database on each request", www->name,
-		    board);
+	check_shared_file(path, www, board, "account cache file",
+			  "every process then reads the database on each request");
+	/* Beside it, change_log.h's state: changes made through other hosts. */
+	snprintf(changes, sizeof changes, "%s.changes", board);
+	check_shared_file(path, www, changes, "account change log file",
+			  "changes made through other web servers then show only within "
+			  "account_cache_seconds");
 }
 
 /* ---- the database ----------------------------------------------------------------- */
