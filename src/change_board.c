@@ -6,23 +6,53 @@
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
 #include "config.h"
 #include "log.h"
+#include "util.h"
 
-#define BOARD_MAGIC UINT64_C(0x5745415645424431) /* "WEAVEBD1" */
+#define BOARD_MAGIC UINT64_C(0x5745415645424432)     /* "WEAVEBD2" */
+#define OLD_BOARD_MAGIC UINT64_C(0x5745415645424431) /* "WEAVEBD1" */
+#define OLD_BOARD_BYTES ((size_t)8 * (8 + 65536 + 16384))
 #define USER_SLOTS 65536
 #define ADDRESS_SLOTS 16384
 
+/*
+ * The shape of each shared table: sets, ways, payload words. 16 k kept
+ * rows and info/collections answers, in sets of 8, hold 10 000 busy
+ * accounts with a few per cent pushed out; 32 k credentials leave room for
+ * several clients per account. About 20 MiB in all.
+ */
+#define CREDENTIALS_SHAPE 4096, 8, BOARD_CREDENTIAL_WORDS
+#define ROWS_SHAPE 2048, 8, BOARD_ROW_WORDS
+#define STAMPS_SHAPE 2048, 8, BOARD_STAMP_WORDS
+static const uint32_t table_shape[BOARD_TABLE__MAX][3] = {
+	[BOARD_CREDENTIALS] = { CREDENTIALS_SHAPE },
+	[BOARD_ROWS] = { ROWS_SHAPE },
+	[BOARD_STAMPS] = { STAMPS_SHAPE },
+};
+#define TABLE_WORDS_(sets, ways, words) \
+	((size_t)(sets) * (ways) * (SHARED_TABLE_HEADER_WORDS + (words)))
+#define TABLE_WORDS(shape) TABLE_WORDS_(shape)
+
 struct board {
-	_Atomic uint64_t magic; /* 0 in a file just created */
-	uint64_t reserved[7];
+	_Atomic uint64_t magic; /* written last, before the file is published */
+	unsigned char secret[32]; /* keys the credential cache (auth.c) */
+	_Atomic uint64_t counter[BOARD_COUNTER__MAX];
+	uint64_t reserved[16];
 	_Atomic uint64_t generation[USER_SLOTS];
 	_Atomic int64_t locked_until[ADDRESS_SLOTS];
+	_Atomic uint64_t credentials[TABLE_WORDS(CREDENTIALS_SHAPE)];
+	_Atomic uint64_t rows[TABLE_WORDS(ROWS_SHAPE)];
+	_Atomic uint64_t stamps[TABLE_WORDS(STAMPS_SHAPE)];
 };
 
 /* Lock-free 64-bit atomics work across processes on a shared mapping. */
@@ -31,6 +61,8 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 static struct board *board;
 static unsigned long missed_bumps;
 static uint64_t epoch;
+/* Without a board, each process keeps private tables of the same shape. */
+static void *private_table[BOARD_TABLE__MAX];
 
 /* What was opened, for change_board_refresh(). */
 static char opened_path[4096];
@@ -77,8 +109,10 @@ int change_board_path(const struct config *cfg, char *out, size_t cap)
 
 static void unmap(void)
 {
-	if (board != NULL)
+	if (board != NULL) {
 		munmap(board, sizeof *board);
+		epoch++; /* tables attached to it must be attached again */
+	}
 	board = NULL;
 }
 
@@ -96,6 +130,58 @@ static int refuse(char *err, size_t cap, int fd, const char *path, const char *w
 	return -1;
 }
 
+/*
+ * Make a new board at path, whole before anyone can open it: written in a
+ * temporary file beside it, then linked to its name. If another process
+ * got there first, its board stays.
+ */
+static int create_board(const char *path, char *err, size_t cap)
+{
+	char tmp[4200];
+	snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
+	int fd = mkstemp(tmp); /* mode 0600 */
+	if (fd < 0)
+		return refuse(err, cap, -1, path, strerror(errno));
+	/* Reserve the pages now: a full /dev/shm must fail here, not with
+	 * SIGBUS when a cache first touches a page. */
+	int rc = posix_fallocate(fd, 0, sizeof *board);
+	void *map = rc == 0 ? mmap(NULL, sizeof *board, PROT_READ | PROT_WRITE,
+				   MAP_SHARED, fd, 0)
+			    : MAP_FAILED;
+	if (map == MAP_FAILED) {
+		unlink(tmp);
+		return refuse(err, cap, fd, path, rc != 0 ? strerror(rc) : strerror(errno));
+	}
+	struct board *b = map;
+	bool keyed = RAND_bytes(b->secret, sizeof b->secret) == 1;
+	if (keyed)
+		atomic_store(&b->magic, BOARD_MAGIC);
+	munmap(map, sizeof *board);
+	close(fd);
+	if (!keyed) {
+		unlink(tmp);
+		return refuse(err, cap, -1, path, "no random bytes for its key");
+	}
+	if (link(tmp, path) != 0 && errno != EEXIST) {
+		int e = errno;
+		unlink(tmp);
+		return refuse(err, cap, -1, path, strerror(e));
+	}
+	unlink(tmp);
+	return 0;
+}
+
+/* An empty file, or the board of the version before this one: ours to
+ * replace when we create boards. */
+static bool replaceable(int fd, const struct stat *st)
+{
+	uint64_t magic = 0;
+	return st->st_size == 0 ||
+	       ((size_t)st->st_size == OLD_BOARD_BYTES &&
+		pread(fd, &magic, sizeof magic, 0) == sizeof magic &&
+		magic == OLD_BOARD_MAGIC);
+}
+
 int change_board_open(const char *path, bool create, char *err, size_t cap)
 {
 	if (path != opened_path) { /* a new path, not change_board_refresh() */
@@ -106,32 +192,43 @@ int change_board_open(const char *path, bool create, char *err, size_t cap)
 		opened_create = create;
 	}
 	unmap();
-	int flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0);
-	int fd = open(path, flags, 0600);
-	if (fd < 0)
-		return refuse(err, cap, -1, path, strerror(errno));
 	struct stat st;
-	if (fstat(fd, &st) != 0)
-		return refuse(err, cap, fd, path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return refuse(err, cap, fd, path, "not a regular file");
-	/* Anyone who can write it can make a process trust a stale row. */
-	if (st.st_uid != geteuid() && geteuid() != 0)
-		return refuse(err, cap, fd, path, "owned by another user");
-	if (st.st_mode & (S_IWGRP | S_IWOTH))
-		return refuse(err, cap, fd, path, "writable by group or others");
-	if (st.st_size == 0 && create && ftruncate(fd, sizeof *board) != 0)
-		return refuse(err, cap, fd, path, strerror(errno));
-	if (fstat(fd, &st) != 0 || (size_t)st.st_size != sizeof *board)
+	int fd = -1;
+	for (int round = 0;; round++) {
+		fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT && create && round < 2) {
+			if (create_board(path, err, cap) < 0)
+				return -1;
+			continue;
+		}
+		if (fd < 0)
+			return refuse(err, cap, -1, path, strerror(errno));
+		if (fstat(fd, &st) != 0)
+			return refuse(err, cap, fd, path, strerror(errno));
+		if (!S_ISREG(st.st_mode))
+			return refuse(err, cap, fd, path, "not a regular file");
+		/* Anyone who can write it can make a process trust a stale row;
+		 * anyone who can read it holds the key of the credential cache. */
+		if (st.st_uid != geteuid() && geteuid() != 0)
+			return refuse(err, cap, fd, path, "owned by another user");
+		if (st.st_mode & (S_IRWXG | S_IRWXO))
+			return refuse(err, cap, fd, path,
+				      "readable or writable by group or others");
+		if (create && round < 2 && replaceable(fd, &st)) {
+			close(fd);
+			unlink(path);
+			continue;
+		}
+		break;
+	}
+	if ((size_t)st.st_size != sizeof *board)
 		return refuse(err, cap, fd, path, "unexpected size (another version?)");
 	void *map = mmap(NULL, sizeof *board, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED)
 		return refuse(err, cap, fd, path, strerror(errno));
 	close(fd);
 	struct board *b = map;
-	uint64_t expected = 0;
-	if (!atomic_compare_exchange_strong(&b->magic, &expected, BOARD_MAGIC) &&
-	    expected != BOARD_MAGIC) {
+	if (atomic_load(&b->magic) != BOARD_MAGIC) {
 		munmap(map, sizeof *board);
 		return refuse(err, cap, -1, path, "not a weave-server board");
 	}
@@ -218,3 +315,41 @@ int64_t change_board_address_locked_until(const char *address)
 		return 0;
 	return atomic_load(address_slot(address));
 }
+
+bool change_board_table(enum board_table which, struct shared_table *t)
+{
+	const uint32_t *shape = table_shape[which];
+	void *region;
+	if (board != NULL) {
+		region = which == BOARD_CREDENTIALS ? (void *)board->credentials
+			 : which == BOARD_ROWS	    ? (void *)board->rows
+						    : (void *)board->stamps;
+	} else {
+		if (private_table[which] == NULL)
+			private_table[which] =
+				xcalloc(1, shared_table_bytes(shape[0], shape[1], shape[2]));
+		region = private_table[which];
+	}
+	shared_table_attach(t, region, shape[0], shape[1], shape[2]);
+	return board != NULL;
+}
+
+bool change_board_secret(unsigned char out[32])
+{
+	if (board == NULL)
+		return false;
+	memcpy(out, board->secret, sizeof board->secret);
+	return true;
+}
+
+void change_board_count(enum board_counter c)
+{
+	if (board != NULL)
+		atomic_fetch_add_explicit(&board->counter[c], 1, memory_order_relaxed);
+}
+
+uint64_t change_board_counter(enum board_counter c)
+{
+	return board != NULL ? atomic_load(&board->counter[c]) : 0;
+}
+
