@@ -1,6 +1,8 @@
 /* auth.c - Basic credential parsing, e-mail names, the credential cache. */
 #include "auth.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -326,7 +328,10 @@ bool auth_cache_wait_or_claim(const char *username, const char *stored_hash,
 			verified = true;
 			break;
 		}
-		if (state == 0 || state == mine) {
+		/* A verifier that died (its process is gone) is not waited for. */
+		bool gone = state != 0 && state != VERIFIED &&
+			    kill((pid_t)((state - 2) / 2), 0) != 0 && errno == ESRCH;
+		if (state == 0 || state == mine || gone) {
 			/* Nobody verifies these: we will. A rival's claim
 			 * written at the same moment wins, and we wait for it. */
 			put_entry(key, mine, now + PENDING_SECONDS, now);

@@ -18,6 +18,7 @@ int main(void)
 	srunner_add_suite(sr, output_suite());
 	srunner_add_suite(sr, wbo_suite());
 	srunner_add_suite(sr, account_cache_suite());
+	srunner_add_suite(sr, shared_table_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -15,5 +15,6 @@ Suite *throttle_suite(void);
 Suite *output_suite(void);
 Suite *wbo_suite(void);
 Suite *account_cache_suite(void);
+Suite *shared_table_suite(void);
 
 #endif
