@@ -223,4 +223,7 @@ int cmd_backoff(const struct args *a);
 int cmd_maintenance(const struct args *a);
 int cmd_settings(const struct args *a);
 
+/* admin_cache.c: the host-wide caches' counts */
+int cmd_cache(const struct args *a);
+
 #endif

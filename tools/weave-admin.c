@@ -202,6 +202,14 @@ static const struct command commands[] = {
 	  "(the database, set by weave-admin, or weave.conf)." },
 	{ "settings", 0, 0, OPT(OPT_JSON), cmd_settings, "[--json]",
 	  "same as status", "Same as 'status'." },
+	{ "cache", 0, 0, OPT(OPT_JSON), cmd_cache, "[--json]",
+	  "show what the host-wide caches did",
+	  "Read the account cache file (account_cache_file) that this host's\n"
+	  "server processes share: how many password verifications (KDF runs)\n"
+	  "they made since it was created, how often verified credentials,\n"
+	  "kept account rows and info/collections answers served a request,\n"
+	  "and how many entries each cache holds. Run as root or as the\n"
+	  "server's user." },
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
