@@ -5,9 +5,11 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -44,7 +46,7 @@ static const uint32_t table_shape[BOARD_TABLE__MAX][3] = {
 #define TABLE_WORDS(shape) TABLE_WORDS_(shape)
 
 struct board {
-	_Atomic uint64_t magic; /* written last, before the file is published */
+	_Atomic uint64_t magic; /* written last: 0 while being made */
 	unsigned char secret[32]; /* keys the credential cache (auth.c) */
 	_Atomic uint64_t counter[BOARD_COUNTER__MAX];
 	uint64_t reserved[16];
@@ -130,56 +132,52 @@ static int refuse(char *err, size_t cap, int fd, const char *path, const char *w
 	return -1;
 }
 
-/*
- * Make a new board at path, whole before anyone can open it: written in a
- * temporary file beside it, then linked to its name. If another process
- * got there first, its board stays.
- */
-static int create_board(const char *path, char *err, size_t cap)
-{
-	char tmp[4200];
-	snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
-	int fd = mkstemp(tmp); /* mode 0600 */
-	if (fd < 0)
-		return refuse(err, cap, -1, path, strerror(errno));
-	/* Reserve the pages now: a full /dev/shm must fail here, not with
-	 * SIGBUS when a cache first touches a page. */
-	int rc = posix_fallocate(fd, 0, sizeof *board);
-	void *map = rc == 0 ? mmap(NULL, sizeof *board, PROT_READ | PROT_WRITE,
-				   MAP_SHARED, fd, 0)
-			    : MAP_FAILED;
-	if (map == MAP_FAILED) {
-		unlink(tmp);
-		return refuse(err, cap, fd, path, rc != 0 ? strerror(rc) : strerror(errno));
-	}
-	struct board *b = map;
-	bool keyed = RAND_bytes(b->secret, sizeof b->secret) == 1;
-	if (keyed)
-		atomic_store(&b->magic, BOARD_MAGIC);
-	munmap(map, sizeof *board);
-	close(fd);
-	if (!keyed) {
-		unlink(tmp);
-		return refuse(err, cap, -1, path, "no random bytes for its key");
-	}
-	if (link(tmp, path) != 0 && errno != EEXIST) {
-		int e = errno;
-		unlink(tmp);
-		return refuse(err, cap, -1, path, strerror(e));
-	}
-	unlink(tmp);
-	return 0;
-}
-
-/* An empty file, or the board of the version before this one: ours to
- * replace when we create boards. */
-static bool replaceable(int fd, const struct stat *st)
+/* The board of the version before this one (a different layout). */
+static bool is_old_board(int fd, const struct stat *st)
 {
 	uint64_t magic = 0;
-	return st->st_size == 0 ||
-	       ((size_t)st->st_size == OLD_BOARD_BYTES &&
-		pread(fd, &magic, sizeof magic, 0) == sizeof magic &&
-		magic == OLD_BOARD_MAGIC);
+	return (size_t)st->st_size == OLD_BOARD_BYTES &&
+	       pread(fd, &magic, sizeof magic, 0) == sizeof magic && magic == OLD_BOARD_MAGIC;
+}
+
+/*
+ * Size and key a board that was just created, or made empty by hand (an
+ * admin, tools/stack.sh), in place. Under flock(), which the kernel drops
+ * if this process dies: the next opener then finishes the job. The magic
+ * is written last, so nobody maps a board without its key.
+ */
+static int fill_new_board(int fd, const char *path, char *err, size_t cap)
+{
+	struct stat st;
+	uint64_t magic = 0;
+	const char *why = NULL;
+	if (flock(fd, LOCK_EX) != 0)
+		return refuse(err, cap, fd, path, strerror(errno));
+	if (fstat(fd, &st) != 0) {
+		why = strerror(errno);
+	} else if (st.st_size == 0) {
+		/* Reserve the pages now: a full /dev/shm must fail here, not
+		 * with SIGBUS when a cache first touches a page. */
+		int rc = posix_fallocate(fd, 0, sizeof *board);
+		if (rc != 0)
+			why = strerror(rc);
+	}
+	if (why == NULL && fstat(fd, &st) == 0 && (size_t)st.st_size == sizeof *board &&
+	    pread(fd, &magic, sizeof magic, 0) == sizeof magic && magic == 0) {
+		unsigned char secret[32];
+		if (RAND_bytes(secret, sizeof secret) != 1) {
+			why = "no random bytes for its key";
+		} else {
+			magic = BOARD_MAGIC;
+			if (pwrite(fd, secret, sizeof secret, offsetof(struct board, secret)) !=
+				    (ssize_t)sizeof secret ||
+			    pwrite(fd, &magic, sizeof magic, 0) != (ssize_t)sizeof magic)
+				why = strerror(errno);
+		}
+		OPENSSL_cleanse(secret, sizeof secret);
+	}
+	flock(fd, LOCK_UN);
+	return why != NULL ? refuse(err, cap, fd, path, why) : 0;
 }
 
 int change_board_open(const char *path, bool create, char *err, size_t cap)
@@ -195,12 +193,7 @@ int change_board_open(const char *path, bool create, char *err, size_t cap)
 	struct stat st;
 	int fd = -1;
 	for (int round = 0;; round++) {
-		fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 && errno == ENOENT && create && round < 2) {
-			if (create_board(path, err, cap) < 0)
-				return -1;
-			continue;
-		}
+		fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
 		if (fd < 0)
 			return refuse(err, cap, -1, path, strerror(errno));
 		if (fstat(fd, &st) != 0)
@@ -214,14 +207,19 @@ int change_board_open(const char *path, bool create, char *err, size_t cap)
 		if (st.st_mode & (S_IRWXG | S_IRWXO))
 			return refuse(err, cap, fd, path,
 				      "readable or writable by group or others");
-		if (create && round < 2 && replaceable(fd, &st)) {
-			close(fd);
-			unlink(path);
-			continue;
-		}
-		break;
+		if (!create || round > 0 || !is_old_board(fd, &st))
+			break;
+		/* Removed, not reused: processes of the old version still map
+		 * it, and find their board gone rather than overwritten. */
+		close(fd);
+		if (unlink(path) != 0)
+			return refuse(err, cap, -1, path,
+				      "the board of an older version, and it cannot be "
+				      "removed: remove it");
 	}
-	if ((size_t)st.st_size != sizeof *board)
+	if (create && fill_new_board(fd, path, err, cap) < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || (size_t)st.st_size != sizeof *board)
 		return refuse(err, cap, fd, path, "unexpected size (another version?)");
 	void *map = mmap(NULL, sizeof *board, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED)
