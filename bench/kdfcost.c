@@ -1,12 +1,14 @@
 /*
  * kdfcost.c - what one password verification costs at each password_cost
- * on this machine: scrypt(N = 2^cost, r = 8, p = 1) through password.c,
- * as weave.fcgi runs it. Prints one line per cost:
- *     cost=15 ms=95.1 mib=32
+ * on this machine: scrypt through password.c, as weave.fcgi runs it (the
+ * parameters come from the hash it makes). Prints one line per cost:
+ *     cost=17 ms=150.1 mib=16 params=ln=14,r=8,p=8
  * usage: kdfcost [FIRST [LAST [ROUNDS]]]   (default 12 17 5)
  */
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "password.h"
@@ -46,8 +48,14 @@ int main(int argc, char **argv)
 			double t = now_ms() - t0;
 			best = t < best ? t : best;
 		}
-		/* scrypt's memory: 128 * r * N bytes. */
-		printf("cost=%d ms=%.1f mib=%d\n", cost, best, (128 * 8 << cost) >> 20);
+		/* scrypt's memory: 128 * r * N bytes; N is in "ln=" of the hash. */
+		const char *params = hash + 8; /* after "$scrypt$" */
+		int params_len = (int)(strchr(params, '$') - params);
+		int64_t log2_n = 0;
+		char ln[3] = { params[3], params[4], '\0' };
+		parse_int64(ln, 1, 30, &log2_n);
+		printf("cost=%d ms=%.1f mib=%d params=%.*s\n", cost, best,
+		       (int)((128 * 8 << log2_n) >> 20), params_len, params);
 	}
 	return 0;
 }

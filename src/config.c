@@ -99,7 +99,7 @@ void config_defaults(struct config *cfg)
 	cfg->max_post_records = 100;
 	cfg->max_ids = 1000;
 	cfg->auth_cache_seconds = 300;
-	cfg->password_cost = 15;
+	cfg->password_cost = 17;
 	cfg->account_cache_seconds = 30;
 	cfg->account_cache_file = NULL;
 	cfg->registration = false;
