@@ -320,6 +320,7 @@ bool auth_cache_wait_or_claim(const char *username, const char *stored_hash,
 	if (!attach() || !cache_key(username, stored_hash, password, len, key))
 		return false;
 	uint64_t mine = 2 + 2 * (uint64_t)getpid(); /* even: never VERIFIED */
+	uint64_t claim[BOARD_CREDENTIAL_WORDS] = { key[0], key[1], key[2], key[3], mine };
 	bool verified = false;
 	for (int step = 0; step < PENDING_SECONDS * 1000000000L / WAIT_STEP_NS; step++) {
 		int64_t now = (int64_t)time(NULL);
@@ -328,20 +329,21 @@ bool auth_cache_wait_or_claim(const char *username, const char *stored_hash,
 			verified = true;
 			break;
 		}
+		if (state == mine)
+			break;
 		/* A verifier that died (its process is gone) is not waited for. */
-		bool gone = state != 0 && state != VERIFIED &&
-			    kill((pid_t)((state - 2) / 2), 0) != 0 && errno == ESRCH;
-		if (state == 0 || state == mine || gone) {
-			/* Nobody verifies these: we will. A rival's claim
-			 * written at the same moment wins, and we wait for it. */
+		if (state != 0 && kill((pid_t)((state - 2) / 2), 0) != 0 && errno == ESRCH) {
 			put_entry(key, mine, now + PENDING_SECONDS, now);
-			if (entry_state(key, now) == mine)
-				break;
-			continue;
+			break;
 		}
+		/* Nobody verifies these: we will, if no rival claims them first. */
+		if (state == 0 && shared_table_add(&table, tag_of(key), now + PENDING_SECONDS,
+						   now, claim) == SHARED_ADDED)
+			break;
 		struct timespec pause = { 0, WAIT_STEP_NS };
 		nanosleep(&pause, NULL);
 	}
+	OPENSSL_cleanse(claim, sizeof claim);
 	OPENSSL_cleanse(key, sizeof key);
 	if (verified)
 		change_board_count(BOARD_CREDENTIAL_WAITS);

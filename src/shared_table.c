@@ -200,6 +200,67 @@ bool shared_table_put(struct shared_table *t, uint64_t tag, int64_t expires,
 	return true;
 }
 
+static void release(word *e, uint64_t token)
+{
+	atomic_compare_exchange_strong(&e[CLAIM], &token, 0);
+}
+
+/* A way of the set, other than skip, that holds tag live (or is being
+ * written: that may be tag arriving). */
+static bool tag_live(const struct shared_table *t, word *set, const word *skip,
+		     uint64_t tag, int64_t now)
+{
+	for (size_t w = 0; w < t->ways; w++) {
+		word *e = way_of(t, set, w);
+		if (e == skip)
+			continue;
+		if (atomic_load_explicit(&e[SEQ], memory_order_acquire) & 1) {
+			uint64_t held = atomic_load_explicit(&e[CLAIM], memory_order_relaxed);
+			if (held != 0 && now_ms() - (held >> PID_BITS) < t->claim_timeout_ms)
+				return true; /* a live writer: perhaps of tag */
+			continue;            /* a dead writer's leftovers */
+		}
+		if (atomic_load_explicit(&e[TAG], memory_order_relaxed) == tag &&
+		    (int64_t)atomic_load_explicit(&e[EXPIRES], memory_order_relaxed) > now)
+			return true;
+	}
+	return false;
+}
+
+enum shared_add shared_table_add(struct shared_table *t, uint64_t tag, int64_t expires,
+				 int64_t now, const uint64_t *payload)
+{
+	if (t->region == NULL || tag == 0)
+		return SHARED_BUSY;
+	word *set = set_of(t, tag), *first = way_of(t, set, 0);
+	if (tag_live(t, set, NULL, tag, now))
+		return SHARED_EXISTS;
+	uint64_t set_token = claim(t, first); /* the set's add lock */
+	if (set_token == 0)
+		return SHARED_BUSY;
+	word *e = victim(t, tag, now);
+	uint64_t token = e == first ? set_token : claim(t, e);
+	enum shared_add result = SHARED_BUSY;
+	if (token != 0) {
+		if (tag_live(t, set, e, tag, now) ||
+		    (atomic_load_explicit(&e[TAG], memory_order_relaxed) == tag &&
+		     (int64_t)atomic_load_explicit(&e[EXPIRES], memory_order_relaxed) > now)) {
+			result = SHARED_EXISTS;
+		} else {
+			uint64_t s = write_open(e);
+			write_fields(t, e, tag, expires, payload, t->words);
+			atomic_compare_exchange_strong_explicit(&e[SEQ], &s, s + 1,
+								memory_order_release,
+								memory_order_relaxed);
+			result = SHARED_ADDED;
+		}
+		if (e != first)
+			release(e, token);
+	}
+	release(first, set_token);
+	return result;
+}
+
 void shared_table_remove(struct shared_table *t, uint64_t tag)
 {
 	if (t->region == NULL || tag == 0)

@@ -71,6 +71,16 @@ bool shared_table_get(const struct shared_table *t, uint64_t tag, int64_t now,
 bool shared_table_put(struct shared_table *t, uint64_t tag, int64_t expires,
 		      int64_t now, const uint64_t *payload);
 
+/*
+ * Store payload under tag only if no live (unexpired) entry has that tag:
+ * an atomic "claim this key" across processes. Adds to one set are taken
+ * one at a time (under the claim of the set's first entry), so two
+ * processes can never both add the same tag.
+ */
+enum shared_add { SHARED_ADDED, SHARED_EXISTS, SHARED_BUSY };
+enum shared_add shared_table_add(struct shared_table *t, uint64_t tag, int64_t expires,
+				 int64_t now, const uint64_t *payload);
+
 /* Empty the entry tagged tag, if any. */
 void shared_table_remove(struct shared_table *t, uint64_t tag);
 

@@ -215,6 +215,55 @@ START_TEST(test_late_stores_of_a_stalled_writer_are_a_miss)
 }
 END_TEST
 
+/* Of processes adding the same tag at once, exactly one succeeds; an
+ * expired entry of the tag does not count. */
+START_TEST(test_add_is_exclusive)
+{
+	struct shared_table t = shared_new(256, 8); /* room for every tag */
+	uint64_t in[WORDS];
+	payload(31, 1, in);
+	ck_assert_int_eq(shared_table_add(&t, 31, NOW + 10, NOW, in), SHARED_ADDED);
+	ck_assert_int_eq(shared_table_add(&t, 31, NOW + 10, NOW, in), SHARED_EXISTS);
+	ck_assert_int_eq(shared_table_add(&t, 31, NOW + 20, NOW + 10, in), SHARED_ADDED);
+	enum { PROCS = 6, TAGS = 200 };
+	int go[2];
+	ck_assert_int_eq(pipe(go), 0);
+	pid_t pids[PROCS];
+	for (int p = 0; p < PROCS; p++) {
+		pids[p] = fork();
+		ck_assert_int_ge(pids[p], 0);
+		if (pids[p] != 0)
+			continue;
+		char c;
+		if (read(go[0], &c, 1) != 1) /* all start together */
+			_exit(3);
+		int added = 0;
+		for (uint64_t tag = 1000; tag < 1000 + TAGS; tag++) {
+			uint64_t mine[WORDS];
+			payload(tag, (uint64_t)p, mine);
+			enum shared_add r;
+			while ((r = shared_table_add(&t, tag, NOW + 100, NOW, mine)) == SHARED_BUSY)
+				;
+			added += r == SHARED_ADDED;
+		}
+		_exit(added);
+	}
+	for (int p = 0; p < PROCS; p++)
+		ck_assert_int_eq(write(go[1], "x", 1), 1);
+	int total = 0;
+	for (int p = 0; p < PROCS; p++) {
+		int status;
+		ck_assert_int_eq(waitpid(pids[p], &status, 0), pids[p]);
+		ck_assert(WIFEXITED(status));
+		total += WEXITSTATUS(status);
+	}
+	ck_assert_int_eq(total, TAGS); /* each tag by exactly one process */
+	close(go[0]);
+	close(go[1]);
+	shared_free(&t);
+}
+END_TEST
+
 /* ---- the caches on a real board file, shared by forked processes ---- */
 
 static char dir[64], path[128], err[512];
@@ -458,6 +507,7 @@ Suite *shared_table_suite(void)
 	tcase_add_test(tc, test_no_torn_reads_between_processes);
 	tcase_add_test(tc, test_a_dead_writer_is_recovered_from);
 	tcase_add_test(tc, test_late_stores_of_a_stalled_writer_are_a_miss);
+	tcase_add_test(tc, test_add_is_exclusive);
 	tcase_add_test(tc, test_credentials_verified_in_one_process_serve_all);
 	tcase_add_test(tc, test_one_verification_at_a_time);
 	tcase_add_test(tc, test_a_dead_verifier_does_not_block_for_long);
