@@ -21,29 +21,28 @@
 #include "log.h"
 #include "util.h"
 
-#define BOARD_MAGIC UINT64_C(0x5745415645424432)     /* "WEAVEBD2" */
+#define BOARD_MAGIC UINT64_C(0x5745415645424433)     /* "WEAVEBD3" */
 #define OLD_BOARD_MAGIC UINT64_C(0x5745415645424431) /* "WEAVEBD1" */
 #define OLD_BOARD_BYTES ((size_t)8 * (8 + 65536 + 16384))
 #define USER_SLOTS 65536
 #define ADDRESS_SLOTS 16384
 
 /*
- * The shape of each shared table: sets, ways, payload words. 16 k kept
- * rows and info/collections answers, in sets of 8, hold 10 000 busy
- * accounts with a few per cent pushed out; 32 k credentials leave room for
- * several clients per account. About 20 MiB in all.
+ * The shape of each shared table: sets, ways, payload words. 32 k kept
+ * rows and info/collections answers in sets of 16: 10 000 busy accounts
+ * fit with none pushed out (in sets of 8 and half the room, 5 % of the
+ * polls missed); 64 k credentials leave room for several clients per
+ * account. About 40 MiB in all.
  */
-#define CREDENTIALS_SHAPE 4096, 8, BOARD_CREDENTIAL_WORDS
-#define ROWS_SHAPE 2048, 8, BOARD_ROW_WORDS
-#define STAMPS_SHAPE 2048, 8, BOARD_STAMP_WORDS
+#define CREDENTIALS_SHAPE 4096, 16, BOARD_CREDENTIAL_WORDS
+#define ROWS_SHAPE 2048, 16, BOARD_ROW_WORDS
+#define STAMPS_SHAPE 2048, 16, BOARD_STAMP_WORDS
 static const uint32_t table_shape[BOARD_TABLE__MAX][3] = {
 	[BOARD_CREDENTIALS] = { CREDENTIALS_SHAPE },
 	[BOARD_ROWS] = { ROWS_SHAPE },
 	[BOARD_STAMPS] = { STAMPS_SHAPE },
 };
-#define TABLE_WORDS_(sets, ways, words) \
-	((size_t)(sets) * (ways) * (SHARED_TABLE_HEADER_WORDS + (words)))
-#define TABLE_WORDS(shape) TABLE_WORDS_(shape)
+#define TABLE_WORDS(shape) SHARED_TABLE_WORDS(shape)
 
 struct board {
 	_Atomic uint64_t magic; /* written last: 0 while being made */

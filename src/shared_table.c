@@ -19,6 +19,11 @@ _Static_assert(HEADER_WORDS == SHARED_TABLE_HEADER_WORDS, "header size");
 
 typedef _Atomic uint64_t word;
 
+/*
+ * A set is its ways' tags (hints, so that a lookup reads one or two cache
+ * lines instead of one per way), then its entries. The tag inside the
+ * entry is the one that counts; a hint only says where to look.
+ */
 static size_t entry_words(const struct shared_table *t)
 {
 	return HEADER_WORDS + (size_t)t->words;
@@ -26,7 +31,7 @@ static size_t entry_words(const struct shared_table *t)
 
 size_t shared_table_bytes(uint32_t sets, uint32_t ways, uint32_t words)
 {
-	return (size_t)sets * ways * (HEADER_WORDS + (size_t)words) * sizeof(word);
+	return (size_t)sets * ways * (1 + HEADER_WORDS + (size_t)words) * sizeof(word);
 }
 
 void shared_table_attach(struct shared_table *t, void *region, uint32_t sets,
@@ -51,12 +56,18 @@ static word *set_of(const struct shared_table *t, uint64_t tag)
 {
 	uint64_t h = (tag ^ (tag >> 31)) * UINT64_C(0x9e3779b97f4a7c15);
 	size_t set = (size_t)((h >> 32) % t->sets);
-	return (word *)t->region + set * t->ways * entry_words(t);
+	return (word *)t->region + set * t->ways * (1 + entry_words(t));
 }
 
 static word *way_of(const struct shared_table *t, word *set, size_t way)
 {
-	return set + way * entry_words(t);
+	return set + t->ways + way * entry_words(t);
+}
+
+/* The hint word of entry e. */
+static word *hint_of(const struct shared_table *t, word *set, const word *e)
+{
+	return set + (size_t)(e - (set + t->ways)) / entry_words(t);
 }
 
 /* Not a secure hash: it only has to notice a torn entry. */
@@ -100,9 +111,9 @@ bool shared_table_get(const struct shared_table *t, uint64_t tag, int64_t now,
 		return false;
 	word *set = set_of(t, tag);
 	for (size_t w = 0; w < t->ways; w++) {
-		word *e = way_of(t, set, w);
-		if (atomic_load_explicit(&e[TAG], memory_order_relaxed) != tag)
+		if (atomic_load_explicit(&set[w], memory_order_relaxed) != tag)
 			continue;
+		word *e = way_of(t, set, w);
 		uint64_t got_tag, expires;
 		if (!read_entry(t, e, &got_tag, &expires, out) || got_tag != tag ||
 		    (int64_t)expires <= now)
@@ -167,6 +178,7 @@ static uint64_t write_open(word *e)
 static void write_fields(const struct shared_table *t, word *e, uint64_t tag,
 			 int64_t expires, const uint64_t *payload, size_t upto)
 {
+	atomic_store_explicit(hint_of(t, set_of(t, tag), e), tag, memory_order_relaxed);
 	atomic_store_explicit(&e[TAG], tag, memory_order_relaxed);
 	atomic_store_explicit(&e[EXPIRES], (uint64_t)expires, memory_order_relaxed);
 	for (size_t i = 0; i < upto; i++)
@@ -274,6 +286,7 @@ void shared_table_remove(struct shared_table *t, uint64_t tag)
 		if (token == 0)
 			continue; /* a writer is replacing it anyway */
 		uint64_t s = write_open(e);
+		atomic_store_explicit(hint_of(t, set, e), 0, memory_order_relaxed);
 		atomic_store_explicit(&e[TAG], 0, memory_order_relaxed);
 		atomic_store_explicit(&e[EXPIRES], 0, memory_order_relaxed);
 		write_close(e, s, token);
@@ -285,11 +298,14 @@ uint64_t shared_table_count(const struct shared_table *t, int64_t now)
 	uint64_t n = 0;
 	if (t->region == NULL)
 		return 0;
-	for (size_t i = 0; i < (size_t)t->sets * t->ways; i++) {
-		word *e = (word *)t->region + i * entry_words(t);
-		if (atomic_load_explicit(&e[TAG], memory_order_relaxed) != 0 &&
-		    (int64_t)atomic_load_explicit(&e[EXPIRES], memory_order_relaxed) > now)
-			n++;
+	for (size_t i = 0; i < (size_t)t->sets; i++) {
+		word *set = (word *)t->region + i * t->ways * (1 + entry_words(t));
+		for (size_t w = 0; w < t->ways; w++) {
+			word *e = way_of(t, set, w);
+			if (atomic_load_explicit(&e[TAG], memory_order_relaxed) != 0 &&
+			    (int64_t)atomic_load_explicit(&e[EXPIRES], memory_order_relaxed) > now)
+				n++;
+		}
 	}
 	return n;
 }

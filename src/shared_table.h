@@ -38,8 +38,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Words of an entry besides its payload (for sizing regions statically). */
+/* Words of an entry besides its payload, and the size of a table in
+ * words (for sizing regions statically). */
 #define SHARED_TABLE_HEADER_WORDS 6
+#define SHARED_TABLE_WORDS(sets, ways, words) \
+	((size_t)(sets) * (ways) * (1 + SHARED_TABLE_HEADER_WORDS + (words)))
 
 /* A process's view of a table; the entries live in the region. */
 struct shared_table {
