@@ -4,10 +4,12 @@
 -- record of each engine, downloads of the changed engines (history, tabs)
 -- with newer=BENCH_NEWER, and uploads of their changes. Each wrk thread
 -- walks the steps of a session in order (its connections take turns),
--- for one account after another.
+-- for one account after another (BENCH_RANDOM=1: each session for an
+-- account picked at random).
 local c = dofile(os.getenv("BENCH_DIR") .. "/common.lua")
 setup = c.setup
 local users, base, newer, step, n, seq = nil, nil, nil, 0, 0, 0
+local random, current = os.getenv("BENCH_RANDOM") == "1", nil
 local engines = { "bookmarks", "forms", "history", "passwords", "prefs", "tabs" }
 local steps = {}
 
@@ -29,11 +31,15 @@ function init(args)
 	base = c.env("BENCH_BASE")
 	newer = c.env("BENCH_NEWER")
 	n = (thread_index or 0) * 7919
+	math.randomseed(os.time() * 1000 + n)
 end
 
 function request()
 	local s = steps[step % #steps + 1]
-	local u = users[math.floor(step / #steps + n) % #users + 1]
+	if random and (step % #steps == 0 or current == nil) then
+		current = users[math.random(#users)]
+	end
+	local u = random and current or users[math.floor(step / #steps + n) % #users + 1]
 	step = step + 1
 	local headers = { ["Authorization"] = u.auth, ["Content-Type"] = "text/plain" }
 	local path = base .. u.name .. s[2]:gsub("%%s", newer)

@@ -5,12 +5,19 @@
 -- It never stops by itself: bench/run stops wrk once the access log shows
 -- that every account got BENCH_RECORDS records (wrk has no request count,
 -- and it may drop a request it generated, so counting here is unreliable).
+-- BENCH_RANDOM=1: each POST goes to an account picked at random among all,
+-- with ids unique to the run (BENCH_RUN) and thread; it runs for a time.
 local c = dofile(os.getenv("BENCH_DIR") .. "/common.lua")
 setup = c.setup
 local mine, base, sent = {}, nil, 0
+local random = os.getenv("BENCH_RANDOM") == "1"
+local all, tag
 
 function init(args)
 	local users = c.users()
+	all = users
+	tag = "r" .. c.env("BENCH_RUN", "0") .. "t" .. (thread_index or 0) .. "-"
+	math.randomseed(os.time() * 1000 + (thread_index or 0) * 7919)
 	local threads = tonumber(c.env("BENCH_THREADS"))
 	local k = thread_index or 0
 	for j = k + 1, #users, threads do mine[#mine + 1] = users[j] end
@@ -18,6 +25,13 @@ function init(args)
 end
 
 function request()
+	if random then
+		local u = all[math.random(#all)]
+		sent = sent + 1
+		return wrk.format("POST", base .. u.name .. "/storage/history",
+			{ ["Authorization"] = u.auth, ["Content-Type"] = "text/plain" },
+			c.batch(tag, sent * 100, 100))
+	end
 	local u = mine[sent % #mine + 1]
 	local batch = math.floor(sent / #mine)
 	sent = sent + 1

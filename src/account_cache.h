@@ -1,10 +1,11 @@
 /*
- * account_cache.h - this process's recent account rows, for reads.
+ * account_cache.h - the host's recent account rows, for reads.
  *
  * A sync poll is a read, and its account row (password hash, status,
  * last_write) rarely changes. Reading it from the database on every poll
- * doubled the poll's cost, so a process keeps the rows it read and uses
- * one again while both hold:
+ * doubled the poll's cost, so the rows read are kept, in the change board
+ * (change_board.h) where every process of the host finds them, and one is
+ * used again while both hold:
  *  - the account's slot on the change board (change_board.h) still has
  *    the generation read *before* the row was read: nobody on this host
  *    changed the account since;
@@ -17,8 +18,11 @@
  * and readers read with LOCK IN SHARE MODE, so a reader either waits for
  * the write or sees the bump.
  *
- * The first read of an account in a process learns only its id (the
- * slot is by id); the row is kept from the second read on.
+ * The first read of an account on the host learns only its id (the
+ * slot is by id); the row is kept from the second read on, by whichever
+ * process makes it. Rows whose strings do not fit an entry (about 300
+ * bytes of name, hash, e-mail, node and alert) are never kept. Without a
+ * board nothing is kept.
  *
  * Only rows that allow a login are kept (enabled, no failed logins on
  * record); the caller still checks the password (auth.h).

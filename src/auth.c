@@ -1,10 +1,13 @@
 /* auth.c - Basic credential parsing, e-mail names, the credential cache. */
 #include "auth.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
@@ -12,8 +15,10 @@
 #include <openssl/params.h>
 #include <openssl/rand.h>
 
+#include "change_board.h"
 #include "password.h"
 #include "request.h"
+#include "shared_table.h"
 #include "util.h"
 #include "validate.h"
 
@@ -176,39 +181,36 @@ void auth_credentials_wipe(struct credentials *c)
 /* ---- credential cache ------------------------------------------------ */
 
 /*
- * Sets of eight: with one slot per key, two accounts whose keys met in a
- * slot pushed each other out on every request and paid the KDF each time
- * (with 200 accounts, about one request in ten).
+ * The table lives in the change board (change_board.h), keyed by the
+ * board's secret, so every process of the host shares it; without a board
+ * it is private to this process, under a random key.
  */
-#define CACHE_SETS 1024
-#define CACHE_WAYS 8
+#define VERIFIED 1           /* state word of a verified entry */
+#define PENDING_SECONDS 3    /* a claim to verify lasts at most this */
+#define WAIT_STEP_NS 2000000 /* how often a waiter looks again */
 
-struct cache_entry {
-	unsigned char key[32];
-	time_t expires;
-};
-
-static struct cache_entry cache[CACHE_SETS][CACHE_WAYS];
 static long cache_ttl;
-static bool cache_ready;
+static unsigned char private_secret[32]; /* when there is no board */
+static bool private_secret_set;
+static struct shared_table table;
+static uint64_t table_epoch = UINT64_MAX;
+static bool table_shared;
 /*
- * HMAC-SHA256 under a random per-process key, set up once: the one-shot
- * HMAC() looks the algorithm up and keys it on every call, which was a
- * quarter of a sync poll's work in this process. Each key is computed on
- * a copy of the keyed context.
+ * HMAC-SHA256 set up once per key: the one-shot HMAC() looks the
+ * algorithm up and keys it on every call, which was a quarter of a sync
+ * poll's work in this process. Each key is computed on a copy.
  */
 static EVP_MAC_CTX *keyed_mac;
 
-void auth_cache_init(long ttl_seconds)
+static void forget_key(void)
 {
-	unsigned char secret[32];
-	cache_ttl = ttl_seconds;
-	cache_ready = false;
-	OPENSSL_cleanse(cache, sizeof cache);
 	EVP_MAC_CTX_free(keyed_mac);
 	keyed_mac = NULL;
-	if (ttl_seconds <= 0 || RAND_bytes(secret, sizeof secret) != 1)
-		return;
+}
+
+static void set_key(const unsigned char secret[32])
+{
+	forget_key();
 	EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
 	char digest[] = "SHA256";
 	OSSL_PARAM params[] = {
@@ -217,69 +219,165 @@ void auth_cache_init(long ttl_seconds)
 	};
 	keyed_mac = mac != NULL ? EVP_MAC_CTX_new(mac) : NULL;
 	EVP_MAC_free(mac); /* the context keeps its own reference */
-	if (keyed_mac != NULL &&
-	    EVP_MAC_init(keyed_mac, secret, sizeof secret, params) == 1)
-		cache_ready = true;
-	OPENSSL_cleanse(secret, sizeof secret);
+	if (keyed_mac != NULL && EVP_MAC_init(keyed_mac, secret, 32, params) != 1)
+		forget_key();
 }
 
-/* HMAC over hash || NUL || password (the NUL keeps the fields apart);
- * false if OpenSSL failed, and then nothing is cached or found. */
-static bool cache_key(const char *stored_hash, const char *password, size_t len,
-		      unsigned char out[32])
+/* The table and key for the board as it is now; false: no cache. */
+static bool attach(void)
+{
+	if (cache_ttl <= 0)
+		return false;
+	if (table_epoch == change_board_epoch() && keyed_mac != NULL)
+		return true;
+	unsigned char secret[32];
+	table_shared = change_board_table(BOARD_CREDENTIALS, &table);
+	if (table_shared) {
+		if (!change_board_secret(secret))
+			return false;
+	} else {
+		if (!private_secret_set && RAND_bytes(private_secret, 32) == 1)
+			private_secret_set = true;
+		if (!private_secret_set)
+			return false;
+		memcpy(secret, private_secret, 32);
+	}
+	set_key(secret);
+	OPENSSL_cleanse(secret, sizeof secret);
+	table_epoch = change_board_epoch();
+	return keyed_mac != NULL;
+}
+
+void auth_cache_init(long ttl_seconds)
+{
+	cache_ttl = ttl_seconds;
+	table_epoch = UINT64_MAX;
+	forget_key();
+	/* A private cache starts empty: what a new key cannot find is gone. */
+	private_secret_set = false;
+}
+
+/* Each field with its length first, so fields cannot run into each other. */
+static bool mac_field(EVP_MAC_CTX *c, const char *s, size_t len)
+{
+	uint64_t n = len;
+	return EVP_MAC_update(c, (const unsigned char *)&n, sizeof n) == 1 &&
+	       EVP_MAC_update(c, (const unsigned char *)s, len) == 1;
+}
+
+/* HMAC over (name, stored hash, password) into out[0..3]; false if
+ * OpenSSL failed, and then nothing is cached or found. */
+static bool cache_key(const char *username, const char *stored_hash,
+		      const char *password, size_t len, uint64_t out[4])
 {
 	size_t outlen = 0;
 	EVP_MAC_CTX *c = EVP_MAC_CTX_dup(keyed_mac);
-	bool ok = c != NULL &&
-		  EVP_MAC_update(c, (const unsigned char *)stored_hash,
-				 strlen(stored_hash) + 1) == 1 &&
-		  EVP_MAC_update(c, (const unsigned char *)password, len) == 1 &&
-		  EVP_MAC_final(c, out, &outlen, 32) == 1 && outlen == 32;
+	bool ok = c != NULL && mac_field(c, username, strlen(username)) &&
+		  mac_field(c, stored_hash, strlen(stored_hash)) &&
+		  mac_field(c, password, len) &&
+		  EVP_MAC_final(c, (unsigned char *)out, &outlen, 32) == 1 && outlen == 32;
 	EVP_MAC_CTX_free(c); /* cleanses its state */
 	return ok;
 }
 
-static size_t set_of(const unsigned char key[32])
+static uint64_t tag_of(const uint64_t key[4])
 {
-	return ((size_t)key[0] | (size_t)key[1] << 8 | (size_t)key[2] << 16) % CACHE_SETS;
+	return key[0] != 0 ? key[0] : 1;
 }
 
-bool auth_cache_lookup(const char *stored_hash, const char *password, size_t len)
+/* The state word of key's entry (VERIFIED, a pending claim) or 0. */
+static uint64_t entry_state(const uint64_t key[4], int64_t now)
 {
-	unsigned char key[32];
-	if (!cache_ready || !cache_key(stored_hash, password, len, key))
+	uint64_t e[BOARD_CREDENTIAL_WORDS];
+	if (!shared_table_get(&table, tag_of(key), now, e))
+		return 0;
+	uint64_t state = bytes_equal_const_time(e, key, 32) ? e[4] : 0;
+	OPENSSL_cleanse(e, sizeof e);
+	return state;
+}
+
+static void put_entry(const uint64_t key[4], uint64_t state, int64_t expires,
+		      int64_t now)
+{
+	uint64_t e[BOARD_CREDENTIAL_WORDS] = { key[0], key[1], key[2], key[3], state };
+	shared_table_put(&table, tag_of(key), expires, now, e);
+	OPENSSL_cleanse(e, sizeof e);
+}
+
+bool auth_cache_lookup(const char *username, const char *stored_hash,
+		       const char *password, size_t len)
+{
+	uint64_t key[4];
+	if (!attach() || !cache_key(username, stored_hash, password, len, key))
 		return false;
-	struct cache_entry *set = cache[set_of(key)];
-	time_t now = time(NULL);
-	bool hit = false;
-	for (size_t i = 0; i < CACHE_WAYS; i++)
-		hit |= set[i].expires > now &&
-		       bytes_equal_const_time(set[i].key, key, sizeof key);
+	bool hit = entry_state(key, (int64_t)time(NULL)) == VERIFIED;
 	OPENSSL_cleanse(key, sizeof key);
+	if (hit)
+		change_board_count(BOARD_CREDENTIAL_HITS);
 	return hit;
 }
 
-void auth_cache_store(const char *stored_hash, const char *password, size_t len)
+bool auth_cache_wait_or_claim(const char *username, const char *stored_hash,
+			      const char *password, size_t len)
 {
-	unsigned char key[32];
-	if (!cache_ready || !cache_key(stored_hash, password, len, key))
-		return;
-	/* The entry of this key if there is one, else the one expiring first. */
-	struct cache_entry *set = cache[set_of(key)], *e = &set[0];
-	for (size_t i = 0; i < CACHE_WAYS; i++) {
-		if (bytes_equal_const_time(set[i].key, key, sizeof key)) {
-			e = &set[i];
+	uint64_t key[4];
+	if (!attach() || !cache_key(username, stored_hash, password, len, key))
+		return false;
+	uint64_t mine = 2 + 2 * (uint64_t)getpid(); /* even: never VERIFIED */
+	uint64_t claim[BOARD_CREDENTIAL_WORDS] = { key[0], key[1], key[2], key[3], mine };
+	bool verified = false;
+	for (int step = 0; step < PENDING_SECONDS * 1000000000L / WAIT_STEP_NS; step++) {
+		int64_t now = (int64_t)time(NULL);
+		uint64_t state = entry_state(key, now);
+		if (state == VERIFIED) {
+			verified = true;
 			break;
 		}
-		if (set[i].expires < e->expires)
-			e = &set[i];
+		if (state == mine)
+			break;
+		/* A verifier that died (its process is gone) is not waited for. */
+		if (state != 0 && kill((pid_t)((state - 2) / 2), 0) != 0 && errno == ESRCH) {
+			put_entry(key, mine, now + PENDING_SECONDS, now);
+			break;
+		}
+		/* Nobody verifies these: we will, if no rival claims them first. */
+		if (state == 0 && shared_table_add(&table, tag_of(key), now + PENDING_SECONDS,
+						   now, claim) == SHARED_ADDED)
+			break;
+		struct timespec pause = { 0, WAIT_STEP_NS };
+		nanosleep(&pause, NULL);
 	}
-	memcpy(e->key, key, sizeof key);
-	e->expires = time(NULL) + cache_ttl;
+	OPENSSL_cleanse(claim, sizeof claim);
+	OPENSSL_cleanse(key, sizeof key);
+	if (verified)
+		change_board_count(BOARD_CREDENTIAL_WAITS);
+	return verified;
+}
+
+void auth_cache_store(const char *username, const char *stored_hash,
+		      const char *password, size_t len)
+{
+	uint64_t key[4];
+	if (!attach() || !cache_key(username, stored_hash, password, len, key))
+		return;
+	int64_t now = (int64_t)time(NULL);
+	put_entry(key, VERIFIED, now + cache_ttl, now);
+	OPENSSL_cleanse(key, sizeof key);
+}
+
+void auth_cache_abandon(const char *username, const char *stored_hash,
+			const char *password, size_t len)
+{
+	uint64_t key[4];
+	if (!attach() || !cache_key(username, stored_hash, password, len, key))
+		return;
+	shared_table_remove(&table, tag_of(key));
 	OPENSSL_cleanse(key, sizeof key);
 }
 
 void auth_cache_clear(void)
 {
-	OPENSSL_cleanse(cache, sizeof cache);
+	if (attach() && !table_shared)
+		memset(table.region, 0,
+		       shared_table_bytes(table.sets, table.ways, table.words));
 }

@@ -65,16 +65,36 @@ size_t auth_password_to_utf8(const char *in, size_t len, char *out);
 void auth_credentials_wipe(struct credentials *c);
 
 /*
- * Credential cache. Entries are keyed by HMAC-SHA256 under a random
- * per-process key of (stored hash, password), never by the password, so
- * a changed password (a new stored hash) can never hit an old entry.
- * ttl_seconds 0 disables the cache.
+ * Credential cache, host-wide (change_board.h): entries are keyed by
+ * HMAC-SHA256, under the board's secret, of (name, stored hash,
+ * password), never by the password. A changed password is a new stored
+ * hash (new salt), so it can never hit an old entry: the entry is only
+ * reached through a row that is current (read now, or kept under its
+ * account's generation). The name is in the key so that accounts sharing
+ * a hash (imported, or a benchmark's) are still verified one by one.
+ * Entries last ttl_seconds; 0 disables the cache. Without a board the
+ * cache is this process's own, under a random key.
  */
 void auth_cache_init(long ttl_seconds);
-bool auth_cache_lookup(const char *stored_hash, const char *password,
-		       size_t len);
-void auth_cache_store(const char *stored_hash, const char *password,
-		      size_t len);
+bool auth_cache_lookup(const char *username, const char *stored_hash,
+		       const char *password, size_t len);
+
+/*
+ * Call before running the KDF for credentials the cache did not vouch
+ * for. If another process of the host is verifying the same ones, waits
+ * (up to 3 s) for its verdict: true if it found them correct, so no KDF
+ * is needed. Otherwise (false) notes that this process verifies them;
+ * it must then call auth_cache_store() if they were correct or
+ * auth_cache_abandon() if not, so that waiters stop waiting.
+ */
+bool auth_cache_wait_or_claim(const char *username, const char *stored_hash,
+			      const char *password, size_t len);
+void auth_cache_store(const char *username, const char *stored_hash,
+		      const char *password, size_t len);
+void auth_cache_abandon(const char *username, const char *stored_hash,
+			const char *password, size_t len);
+
+/* Empties a private cache (a shared one is left to expire). */
 void auth_cache_clear(void);
 
 #endif

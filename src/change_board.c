@@ -5,24 +5,55 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
 #include "config.h"
 #include "log.h"
+#include "util.h"
 
-#define BOARD_MAGIC UINT64_C(0x5745415645424431) /* "WEAVEBD1" */
+#define BOARD_MAGIC UINT64_C(0x5745415645424433)     /* "WEAVEBD3" */
+#define OLD_BOARD_MAGIC UINT64_C(0x5745415645424431) /* "WEAVEBD1" */
+#define OLD_BOARD_BYTES ((size_t)8 * (8 + 65536 + 16384))
 #define USER_SLOTS 65536
 #define ADDRESS_SLOTS 16384
 
+/*
+ * The shape of each shared table: sets, ways, payload words. 32 k kept
+ * rows and info/collections answers in sets of 16: 10 000 busy accounts
+ * fit with none pushed out (in sets of 8 and half the room, 5 % of the
+ * polls missed); 64 k credentials leave room for several clients per
+ * account. About 40 MiB in all.
+ */
+#define CREDENTIALS_SHAPE 4096, 16, BOARD_CREDENTIAL_WORDS
+#define ROWS_SHAPE 2048, 16, BOARD_ROW_WORDS
+#define STAMPS_SHAPE 2048, 16, BOARD_STAMP_WORDS
+static const uint32_t table_shape[BOARD_TABLE__MAX][3] = {
+	[BOARD_CREDENTIALS] = { CREDENTIALS_SHAPE },
+	[BOARD_ROWS] = { ROWS_SHAPE },
+	[BOARD_STAMPS] = { STAMPS_SHAPE },
+};
+#define TABLE_WORDS(shape) SHARED_TABLE_WORDS(shape)
+
 struct board {
-	_Atomic uint64_t magic; /* 0 in a file just created */
-	uint64_t reserved[7];
+	_Atomic uint64_t magic; /* written last: 0 while being made */
+	unsigned char secret[32]; /* keys the credential cache (auth.c) */
+	_Atomic uint64_t counter[BOARD_COUNTER__MAX];
+	uint64_t reserved[16];
 	_Atomic uint64_t generation[USER_SLOTS];
 	_Atomic int64_t locked_until[ADDRESS_SLOTS];
+	_Atomic uint64_t credentials[TABLE_WORDS(CREDENTIALS_SHAPE)];
+	_Atomic uint64_t rows[TABLE_WORDS(ROWS_SHAPE)];
+	_Atomic uint64_t stamps[TABLE_WORDS(STAMPS_SHAPE)];
 };
 
 /* Lock-free 64-bit atomics work across processes on a shared mapping. */
@@ -31,6 +62,8 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 static struct board *board;
 static unsigned long missed_bumps;
 static uint64_t epoch;
+/* Without a board, each process keeps private tables of the same shape. */
+static void *private_table[BOARD_TABLE__MAX];
 
 /* What was opened, for change_board_refresh(). */
 static char opened_path[4096];
@@ -77,8 +110,10 @@ int change_board_path(const struct config *cfg, char *out, size_t cap)
 
 static void unmap(void)
 {
-	if (board != NULL)
+	if (board != NULL) {
 		munmap(board, sizeof *board);
+		epoch++; /* tables attached to it must be attached again */
+	}
 	board = NULL;
 }
 
@@ -96,6 +131,54 @@ static int refuse(char *err, size_t cap, int fd, const char *path, const char *w
 	return -1;
 }
 
+/* The board of the version before this one (a different layout). */
+static bool is_old_board(int fd, const struct stat *st)
+{
+	uint64_t magic = 0;
+	return (size_t)st->st_size == OLD_BOARD_BYTES &&
+	       pread(fd, &magic, sizeof magic, 0) == sizeof magic && magic == OLD_BOARD_MAGIC;
+}
+
+/*
+ * Size and key a board that was just created, or made empty by hand (an
+ * admin, tools/stack.sh), in place. Under flock(), which the kernel drops
+ * if this process dies: the next opener then finishes the job. The magic
+ * is written last, so nobody maps a board without its key.
+ */
+static int fill_new_board(int fd, const char *path, char *err, size_t cap)
+{
+	struct stat st;
+	uint64_t magic = 0;
+	const char *why = NULL;
+	if (flock(fd, LOCK_EX) != 0)
+		return refuse(err, cap, fd, path, strerror(errno));
+	if (fstat(fd, &st) != 0) {
+		why = strerror(errno);
+	} else if (st.st_size == 0) {
+		/* Reserve the pages now: a full /dev/shm must fail here, not
+		 * with SIGBUS when a cache first touches a page. */
+		int rc = posix_fallocate(fd, 0, sizeof *board);
+		if (rc != 0)
+			why = strerror(rc);
+	}
+	if (why == NULL && fstat(fd, &st) == 0 && (size_t)st.st_size == sizeof *board &&
+	    pread(fd, &magic, sizeof magic, 0) == sizeof magic && magic == 0) {
+		unsigned char secret[32];
+		if (RAND_bytes(secret, sizeof secret) != 1) {
+			why = "no random bytes for its key";
+		} else {
+			magic = BOARD_MAGIC;
+			if (pwrite(fd, secret, sizeof secret, offsetof(struct board, secret)) !=
+				    (ssize_t)sizeof secret ||
+			    pwrite(fd, &magic, sizeof magic, 0) != (ssize_t)sizeof magic)
+				why = strerror(errno);
+		}
+		OPENSSL_cleanse(secret, sizeof secret);
+	}
+	flock(fd, LOCK_UN);
+	return why != NULL ? refuse(err, cap, fd, path, why) : 0;
+}
+
 int change_board_open(const char *path, bool create, char *err, size_t cap)
 {
 	if (path != opened_path) { /* a new path, not change_board_refresh() */
@@ -106,22 +189,35 @@ int change_board_open(const char *path, bool create, char *err, size_t cap)
 		opened_create = create;
 	}
 	unmap();
-	int flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0);
-	int fd = open(path, flags, 0600);
-	if (fd < 0)
-		return refuse(err, cap, -1, path, strerror(errno));
 	struct stat st;
-	if (fstat(fd, &st) != 0)
-		return refuse(err, cap, fd, path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return refuse(err, cap, fd, path, "not a regular file");
-	/* Anyone who can write it can make a process trust a stale row. */
-	if (st.st_uid != geteuid() && geteuid() != 0)
-		return refuse(err, cap, fd, path, "owned by another user");
-	if (st.st_mode & (S_IWGRP | S_IWOTH))
-		return refuse(err, cap, fd, path, "writable by group or others");
-	if (st.st_size == 0 && create && ftruncate(fd, sizeof *board) != 0)
-		return refuse(err, cap, fd, path, strerror(errno));
+	int fd = -1;
+	for (int round = 0;; round++) {
+		fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+		if (fd < 0)
+			return refuse(err, cap, -1, path, strerror(errno));
+		if (fstat(fd, &st) != 0)
+			return refuse(err, cap, fd, path, strerror(errno));
+		if (!S_ISREG(st.st_mode))
+			return refuse(err, cap, fd, path, "not a regular file");
+		/* Anyone who can write it can make a process trust a stale row;
+		 * anyone who can read it holds the key of the credential cache. */
+		if (st.st_uid != geteuid() && geteuid() != 0)
+			return refuse(err, cap, fd, path, "owned by another user");
+		if (st.st_mode & (S_IRWXG | S_IRWXO))
+			return refuse(err, cap, fd, path,
+				      "readable or writable by group or others");
+		if (!create || round > 0 || !is_old_board(fd, &st))
+			break;
+		/* Removed, not reused: processes of the old version still map
+		 * it, and find their board gone rather than overwritten. */
+		close(fd);
+		if (unlink(path) != 0)
+			return refuse(err, cap, -1, path,
+				      "the board of an older version, and it cannot be "
+				      "removed: remove it");
+	}
+	if (create && fill_new_board(fd, path, err, cap) < 0)
+		return -1;
 	if (fstat(fd, &st) != 0 || (size_t)st.st_size != sizeof *board)
 		return refuse(err, cap, fd, path, "unexpected size (another version?)");
 	void *map = mmap(NULL, sizeof *board, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -129,9 +225,7 @@ int change_board_open(const char *path, bool create, char *err, size_t cap)
 		return refuse(err, cap, fd, path, strerror(errno));
 	close(fd);
 	struct board *b = map;
-	uint64_t expected = 0;
-	if (!atomic_compare_exchange_strong(&b->magic, &expected, BOARD_MAGIC) &&
-	    expected != BOARD_MAGIC) {
+	if (atomic_load(&b->magic) != BOARD_MAGIC) {
 		munmap(map, sizeof *board);
 		return refuse(err, cap, -1, path, "not a weave-server board");
 	}
@@ -218,3 +312,41 @@ int64_t change_board_address_locked_until(const char *address)
 		return 0;
 	return atomic_load(address_slot(address));
 }
+
+bool change_board_table(enum board_table which, struct shared_table *t)
+{
+	const uint32_t *shape = table_shape[which];
+	void *region;
+	if (board != NULL) {
+		region = which == BOARD_CREDENTIALS ? (void *)board->credentials
+			 : which == BOARD_ROWS	    ? (void *)board->rows
+						    : (void *)board->stamps;
+	} else {
+		if (private_table[which] == NULL)
+			private_table[which] =
+				xcalloc(1, shared_table_bytes(shape[0], shape[1], shape[2]));
+		region = private_table[which];
+	}
+	shared_table_attach(t, region, shape[0], shape[1], shape[2]);
+	return board != NULL;
+}
+
+bool change_board_secret(unsigned char out[32])
+{
+	if (board == NULL)
+		return false;
+	memcpy(out, board->secret, sizeof board->secret);
+	return true;
+}
+
+void change_board_count(enum board_counter c)
+{
+	if (board != NULL)
+		atomic_fetch_add_explicit(&board->counter[c], 1, memory_order_relaxed);
+}
+
+uint64_t change_board_counter(enum board_counter c)
+{
+	return board != NULL ? atomic_load(&board->counter[c]) : 0;
+}
+

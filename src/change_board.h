@@ -18,6 +18,23 @@
  * database (a lock made by another web server). The kept-row shortcut is
  * not taken for a locked address.
  *
+ * The board also holds the host-wide caches (shared_table.h): verified
+ * credentials (auth.h), kept account rows (account_cache.h) and
+ * info/collections answers (stamp_cache.h), so that whichever process a
+ * request lands on, a password is verified once per host and a row read
+ * by one process serves all. Every one of them is valid only under the
+ * account's generation, directly (rows) or through what a valid row holds
+ * (the stored hash a credential is keyed by, the last_write an answer is
+ * keyed by): change_board_bump() is the one place that invalidates an
+ * account everywhere on the host. A feed of changes made on other hosts
+ * only has to call it.
+ *
+ * The file is created whole (written beside its name, then linked), mode
+ * 0600, with a random key for the credential cache; a file that others
+ * may read or write is refused. Counters in it say how often the caches
+ * served and how many password verifications the host ran (weave-admin
+ * cache).
+ *
  * Writes made elsewhere (another web server on the same database, SQL
  * typed by hand) do not reach the board; account_cache_seconds bounds
  * how long they go unseen.
@@ -34,7 +51,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shared_table.h"
+
 struct config;
+
+/* The host-wide tables, and the payload words of their entries. */
+enum board_table {
+	BOARD_CREDENTIALS,
+	BOARD_ROWS,
+	BOARD_STAMPS,
+	BOARD_TABLE__MAX
+};
+#define BOARD_CREDENTIAL_WORDS 5
+#define BOARD_ROW_WORDS 48
+#define BOARD_STAMP_WORDS 64
+
+/* What the board counts, for weave-admin cache and the benchmarks. */
+enum board_counter {
+	BOARD_VERIFICATIONS,     /* password KDF runs (all, also failed) */
+	BOARD_CREDENTIAL_HITS,   /* logins whose password the cache vouched for */
+	BOARD_CREDENTIAL_WAITS,  /* ... after waiting for another process's KDF */
+	BOARD_ROW_HITS,          /* reads answered from a kept row */
+	BOARD_ROW_MISSES,        /* reads that read the row */
+	BOARD_STAMP_HITS,        /* info/collections from a kept answer */
+	BOARD_STAMP_MISSES,
+	BOARD_COUNTER__MAX
+};
 
 /* The file the config names, or the default derived from its database
  * settings, written to out (NUL-terminated). -1 if it does not fit. */
@@ -61,8 +103,8 @@ bool change_board_ready(void);
  */
 void change_board_refresh(void);
 
-/* Changes with every successful open: generations read from one mapping
- * mean nothing in another. */
+/* Changes with every open and unmapping: generations read from one
+ * mapping mean nothing in another, and tables must be attached again. */
 uint64_t change_board_epoch(void);
 
 /* The generation of user_id's slot; 0 when the board is absent. */
@@ -82,5 +124,19 @@ void change_board_note_address_lock(const char *address, int64_t until);
  * was published, INT64_MAX when the board is absent (so callers take
  * the safe path). */
 int64_t change_board_address_locked_until(const char *address);
+
+/*
+ * Attach t to the board's table `which` and return true; when the board
+ * is absent, to a private table of this process (made on first use) and
+ * return false. Attach again whenever change_board_epoch() changes.
+ */
+bool change_board_table(enum board_table which, struct shared_table *t);
+
+/* The board's 32-byte key for the credential cache; false if absent. */
+bool change_board_secret(unsigned char out[32]);
+
+/* Count one event / read a count (0 when the board is absent). */
+void change_board_count(enum board_counter c);
+uint64_t change_board_counter(enum board_counter c);
 
 #endif

@@ -116,7 +116,7 @@ void config_defaults(struct config *cfg)
 	cfg->history_days = 14;
 	cfg->history_max_kb = 10240;
 	cfg->auth_cache_seconds = 300;
-	cfg->password_cost = 15;
+	cfg->password_cost = 17;
 	cfg->account_cache_seconds = 30;
 	cfg->account_cache_file = NULL;
 	cfg->registration = false;

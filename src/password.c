@@ -14,7 +14,15 @@
 #define SALT_LEN 16
 #define KEY_LEN 32
 #define SCRYPT_R 8
-#define SCRYPT_P 1
+/*
+ * Memory per verification is capped at 128 * r * 2^14 bytes (16 MiB):
+ * a cost above 14 raises p instead of N, so that a server whose every
+ * process verifies at once (a cold start) stays within its RAM. OWASP
+ * counts N = 2^14, r = 8, p = 5 among its minimum scrypt settings; the
+ * default cost 17 is N = 2^14, p = 8.
+ */
+#define SCRYPT_LOG2_N_MAX 14
+#define SCRYPT_P_MAX 64
 #define SCRYPT_COST_MAX (UINT64_C(1) << 30) /* 128 * r * N * p */
 
 static int scrypt_derive(const char *password, size_t len, const unsigned char *salt,
@@ -29,22 +37,24 @@ static int scrypt_derive(const char *password, size_t len, const unsigned char *
 	return 0;
 }
 
-int password_hash(const char *password, size_t len, int log2_n, char *out,
+int password_hash(const char *password, size_t len, int cost, char *out,
 		  size_t outlen)
 {
+	int log2_n = cost < SCRYPT_LOG2_N_MAX ? cost : SCRYPT_LOG2_N_MAX;
+	int p = 1 << (cost - log2_n);
 	unsigned char salt[SALT_LEN], key[KEY_LEN];
 	unsigned char salt64[32], key64[64];
 	int rc = -1;
 
 	if (RAND_bytes(salt, sizeof salt) != 1)
 		goto done;
-	if (scrypt_derive(password, len, salt, sizeof salt, log2_n, SCRYPT_R,
-			  SCRYPT_P, key, sizeof key) < 0)
+	if (scrypt_derive(password, len, salt, sizeof salt, log2_n, SCRYPT_R, p, key,
+			  sizeof key) < 0)
 		goto done;
 	EVP_EncodeBlock(salt64, salt, sizeof salt);
 	EVP_EncodeBlock(key64, key, sizeof key);
 	if ((size_t)snprintf(out, outlen, "$scrypt$ln=%d,r=%d,p=%d$%s$%s", log2_n,
-			     SCRYPT_R, SCRYPT_P, salt64, key64) >= outlen)
+			     SCRYPT_R, p, salt64, key64) >= outlen)
 		goto done;
 	rc = 0;
 done:
@@ -91,7 +101,7 @@ static int read_param(const char **p, const char *name, char stop, int max,
 }
 
 static enum password_verdict verify_scrypt(const char *password, size_t len,
-					   const char *stored, int want_log2_n)
+					   const char *stored, int want_cost)
 {
 	int log2_n, r, p;
 	char salt64[64], key64[128];
@@ -100,11 +110,11 @@ static enum password_verdict verify_scrypt(const char *password, size_t len,
 
 	if (read_param(&rest, "ln", ',', 22, &log2_n) < 0 ||
 	    read_param(&rest, "r", ',', 32, &r) < 0 ||
-	    read_param(&rest, "p", '$', 16, &p) < 0)
+	    read_param(&rest, "p", '$', SCRYPT_P_MAX, &p) < 0)
 		return PASSWORD_BAD_HASH;
 	/* A hash from elsewhere must not make one login cost more than our
-	 * dearest setting, password_cost 20: 128 * r * N bytes (1 GiB) of
-	 * memory, p times over in time. */
+	 * dearest setting, password_cost 20: 128 * r * N * p = 1 GiB worth
+	 * of work (in memory, or p times over in time). */
 	if ((UINT64_C(128) << log2_n) * (uint64_t)r * (uint64_t)p > SCRYPT_COST_MAX)
 		return PASSWORD_BAD_HASH;
 	const char *dollar = strchr(rest, '$');
@@ -126,7 +136,14 @@ static enum password_verdict verify_scrypt(const char *password, size_t len,
 	OPENSSL_cleanse(derived, sizeof derived);
 	if (!same)
 		return PASSWORD_MISMATCH;
-	return log2_n < want_log2_n ? PASSWORD_OK_REHASH : PASSWORD_OK;
+	/* Its cost as password_cost counts: log2 of the work N * p, less if
+	 * its blocks are smaller than ours. */
+	int cost = log2_n;
+	for (int q = p; q > 1; q /= 2)
+		cost++;
+	for (int q = r; q < SCRYPT_R; q *= 2)
+		cost--;
+	return cost < want_cost ? PASSWORD_OK_REHASH : PASSWORD_OK;
 }
 
 static bool is_hex_md5(const char *s)
@@ -183,12 +200,12 @@ static enum password_verdict verify_ssha(const char *password, size_t len,
 }
 
 enum password_verdict password_verify(const char *password, size_t len,
-				      const char *stored, int want_log2_n)
+				      const char *stored, int want_cost)
 {
 	if (stored == NULL)
 		return PASSWORD_BAD_HASH;
 	if (strncmp(stored, "$scrypt$", 8) == 0)
-		return verify_scrypt(password, len, stored, want_log2_n);
+		return verify_scrypt(password, len, stored, want_cost);
 	if (strncmp(stored, "{SSHA-256}", 10) == 0)
 		return verify_ssha(password, len, stored + 10, EVP_sha256());
 	if (strncmp(stored, "{SSHA}", 6) == 0)

@@ -443,13 +443,42 @@ static bool login_from_kept_row(struct request *req,
 		return false;
 	if (!account_cache_get(cred->username, now, user))
 		return false;
-	if (!auth_cache_lookup(user->password_hash, cred->password,
+	if (!auth_cache_lookup(cred->username, user->password_hash, cred->password,
 			       cred->password_len)) {
 		user_free(user);
 		return false;
 	}
 	req->started = started;
 	return true;
+}
+
+/* The password KDF, counted on the board (weave-admin cache). */
+static enum password_verdict verify_password(const struct credentials *cred,
+					     const char *stored, int cost)
+{
+	change_board_count(BOARD_VERIFICATIONS);
+	return password_verify(cred->password, cred->password_len, stored, cost);
+}
+
+/*
+ * The KDF for credentials the cache did not vouch for, run at most once
+ * per host at a time: if another process is verifying the same ones, its
+ * verdict is awaited instead (auth.h).
+ */
+static enum password_verdict verify_once(const struct credentials *cred,
+					 const char *stored, int cost)
+{
+	if (auth_cache_wait_or_claim(cred->username, stored, cred->password,
+				     cred->password_len))
+		return PASSWORD_OK;
+	enum password_verdict v = verify_password(cred, stored, cost);
+	if (v == PASSWORD_OK || v == PASSWORD_OK_REHASH)
+		auth_cache_store(cred->username, stored, cred->password,
+				 cred->password_len);
+	else
+		auth_cache_abandon(cred->username, stored, cred->password,
+				   cred->password_len);
+	return v;
 }
 
 /*
@@ -540,8 +569,7 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 			throttle_login_success_to_record(&counters, req->started / 100);
 		if (st == DB_NOT_FOUND) {
 			db_rollback();
-			password_verify(cred.password, cred.password_len,
-					dummy_hash((int)cfg->password_cost),
+			verify_password(&cred, dummy_hash((int)cfg->password_cost),
 					(int)cfg->password_cost);
 			log_info("authentication failed: no such user");
 			gate_login_failed(req, cred.username, 0);
@@ -552,9 +580,8 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 			db_rollback();
 			/* Pay for the hash as every other refusal does: a fast
 			 * answer would tell that the account exists. */
-			enum password_verdict pv = password_verify(
-				cred.password, cred.password_len,
-				user->password_hash, (int)cfg->password_cost);
+			enum password_verdict pv = verify_password(
+				&cred, user->password_hash, (int)cfg->password_cost);
 			if (pv != PASSWORD_OK && pv != PASSWORD_OK_REHASH)
 				gate_login_failed(req, cred.username, user->id);
 			log_info("authentication failed: account disabled");
@@ -566,8 +593,8 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 		bool keep = !writes && !counters.name_counted;
 		bool verified = verified_hash != NULL &&
 				strcmp(verified_hash, user->password_hash) == 0;
-		if (verified || auth_cache_lookup(user->password_hash, cred.password,
-						  cred.password_len)) {
+		if (verified || auth_cache_lookup(cred.username, user->password_hash,
+						  cred.password, cred.password_len)) {
 			gate_login_succeeded(req, cred.username);
 			if (keep)
 				account_cache_put(&probe, user, req->started / 100);
@@ -581,8 +608,7 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 		/* Never hold the row lock while the slow KDF runs. */
 		db_rollback();
 		enum password_verdict v =
-			password_verify(cred.password, cred.password_len,
-					user->password_hash, (int)cfg->password_cost);
+			verify_once(&cred, user->password_hash, (int)cfg->password_cost);
 		if (v == PASSWORD_BAD_HASH)
 			log_error("stored password hash has an unknown format");
 		if (v != PASSWORD_OK && v != PASSWORD_OK_REHASH) {
@@ -602,8 +628,9 @@ static enum auth_outcome authenticate(struct request *req, struct response *resp
 				user->password_hash = xstrdup(fresh);
 			}
 		}
-		auth_cache_store(user->password_hash, cred.password,
-				 cred.password_len);
+		if (v == PASSWORD_OK_REHASH)
+			auth_cache_store(cred.username, user->password_hash,
+					 cred.password, cred.password_len);
 		gate_login_succeeded(req, cred.username);
 		if (!writes) {
 			if (keep)

@@ -1,5 +1,5 @@
 /*
- * stamp_cache.h - this process's recent info/collections answers.
+ * stamp_cache.h - the host's recent info/collections answers.
  *
  * A user's collection timestamps change only when the user writes, which
  * raises users.last_write in the same transaction (route.c), or when the
@@ -8,7 +8,10 @@
  * and none of those newest records has expired: a sync poll then costs
  * one statement (the user row) instead of two.
  *
- * Direct-mapped by user id; a newer answer replaces an older one.
+ * Kept in the change board (change_board.h) for every process of the
+ * host, by user id, in sets of 8; a newer answer replaces an older one.
+ * Without a board, in a private table of the same shape. Answers over
+ * about 460 bytes (dozens of collections) are not kept.
  */
 #ifndef WEAVE_STAMP_CACHE_H
 #define WEAVE_STAMP_CACHE_H
@@ -27,7 +30,7 @@ struct stamp_answer {
 /*
  * The answer kept for user_id if it was computed under last_write and
  * is still valid at now (centiseconds). out->body stays valid until the
- * next stamp_cache_put().
+ * next stamp_cache_get().
  */
 bool stamp_cache_get(int64_t user_id, int64_t last_write, int64_t now,
 		     struct stamp_answer *out);

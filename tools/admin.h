@@ -293,4 +293,7 @@ struct apache_view {
  * apachectl is installed. */
 int apache_view_load(struct apache_view *v);
 
+/* admin_cache.c: the host-wide caches' counts */
+int cmd_cache(const struct args *a);
+
 #endif

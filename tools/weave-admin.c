@@ -275,6 +275,14 @@ static const struct command commands[] = {
 	  "show backoff, maintenance and retry_after in force",
 	  "Show the operator settings in force and where each comes from\n"
 	  "(the database, set by weave-admin, or weave.conf)." },
+	{ "cache", 0, 0, OPT(OPT_JSON), cmd_cache, "[--json]",
+	  "show what the host-wide caches did",
+	  "Read the account cache file (account_cache_file) that this host's\n"
+	  "server processes share: how many password verifications (KDF runs)\n"
+	  "they made since it was created, how often verified credentials,\n"
+	  "kept account rows and info/collections answers served a request,\n"
+	  "and how many entries each cache holds. Run as root or as the\n"
+	  "server's user." },
 
 	{ "secret", 0, 0, 0, cmd_secret, "",
 	  "print a fresh random value for admin_secret or captcha_secret",

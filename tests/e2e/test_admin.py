@@ -121,7 +121,7 @@ COMMANDS = [
     "user node",
     "node add", "node capacity", "node list", "node remove", "node assign",
     "purge", "stats", "export", "import", "migrate",
-    "backoff", "maintenance", "status", "settings", "setup", "check",
+    "backoff", "maintenance", "status", "settings", "setup", "check", "cache",
 ]
 
 

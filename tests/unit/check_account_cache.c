@@ -166,6 +166,38 @@ START_TEST(test_unsafe_files_are_refused)
 	ck_assert_ptr_nonnull(strstr(err, "not a weave-server board"));
 	ck_assert_int_eq(unlink(other), 0);
 
+	/* Made empty beforehand (by an admin, by tools/stack.sh): filled in
+	 * place, keyed, usable. */
+	fd = open(other, O_CREAT | O_WRONLY, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(change_board_open(other, false, err, sizeof err), -1);
+	ck_assert_int_eq(change_board_open(other, true, err, sizeof err), 0);
+	ck_assert(change_board_ready());
+	unsigned char key[32], zero[32] = { 0 };
+	ck_assert(change_board_secret(key));
+	ck_assert(memcmp(key, zero, sizeof key) != 0);
+	change_board_close();
+	ck_assert_int_eq(unlink(other), 0);
+
+	/* Readable by the group: it holds the credential cache's key. */
+	ck_assert_int_eq(chmod(path, 0640), 0);
+	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), -1);
+	ck_assert_ptr_nonnull(strstr(err, "readable or writable by group or others"));
+	ck_assert_int_eq(chmod(path, 0600), 0);
+
+	/* The board of the previous layout is replaced by a new file. */
+	fd = open(other, O_CREAT | O_WRONLY, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 8 * (8 + 65536 + 16384)), 0);
+	ck_assert_int_eq(write(fd, "1DBEVAEW", 8), 8); /* its magic, little-endian */
+	close(fd);
+	ck_assert_int_eq(change_board_open(other, true, err, sizeof err), 0);
+	ck_assert_int_eq(stat(other, &st), 0);
+	ck_assert_int_gt(st.st_size, 8 * (8 + 65536 + 16384));
+	change_board_close();
+	ck_assert_int_eq(unlink(other), 0);
+
 	/* A directory. */
 	ck_assert_int_eq(mkdir(other, 0700), 0);
 	ck_assert_int_eq(change_board_open(other, true, err, sizeof err), -1);
@@ -207,8 +239,12 @@ START_TEST(test_a_replaced_file_is_followed)
 	ck_assert_uint_ne(change_board_epoch(), epoch);
 	ck_assert_uint_eq(change_board_generation(3), 0);
 	ck_assert(access(path, F_OK) == 0);
-	account_cache_probe("dave", &probe);
-	account_cache_put(&probe, &row, 100);
+	ck_assert(!account_cache_get("dave", 100, &got));
+	/* The kept rows live in the file: the new one knows nothing yet. */
+	for (int i = 0; i < 2; i++) {
+		account_cache_probe("dave", &probe);
+		account_cache_put(&probe, &row, 100);
+	}
 	ck_assert(account_cache_get("dave", 100, &got));
 	user_free(&got);
 

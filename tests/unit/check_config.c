@@ -59,7 +59,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(cfg.max_post_bytes, 1048576);
 	ck_assert_int_eq(cfg.max_ids, 1000);
 	ck_assert_int_eq(cfg.auth_cache_seconds, 300);
-	ck_assert_int_eq(cfg.password_cost, 15);
+	ck_assert_int_eq(cfg.password_cost, 17);
 	ck_assert(!cfg.registration);
 	ck_assert_ptr_null(cfg.admin_secret);
 	config_free(&cfg);
@@ -78,7 +78,7 @@ START_TEST(test_empty_text)
 	ck_assert_str_eq(cfg.db_name, "weave");
 	config_free(&cfg);
 	ck_assert_int_eq(parse_text(&cfg, "\n\n   \n\t\r\n# only comments\n", err), 0);
-	ck_assert_int_eq(cfg.password_cost, 15);
+	ck_assert_int_eq(cfg.password_cost, 17);
 	config_free(&cfg);
 }
 END_TEST

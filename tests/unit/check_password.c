@@ -100,13 +100,35 @@ static const char PY_SCRYPT_LONG[] =
 	"$scrypt$ln=11,r=8,p=1$TmFDbA==$"
 	"FlR9KZAMearv7h83Undv+uctuBWGPropx3AQ1/JinI5a4q03iV7Sj4C3HTfJl2viZSWGNC+MA5cTNJSYUFMrFA==";
 
+/* Above cost 14 the work grows through p, memory stays at N = 2^14; a
+ * hash's cost is log2(N * p), so the old default (ln=15, p=1) is below
+ * the new one (ln=14, p=8) and is re-hashed. */
+START_TEST(test_cost_above_14_raises_p)
+{
+	char hash[PASSWORD_HASH_MAX];
+	ck_assert_int_eq(password_hash("pw123456", 8, 16, hash, sizeof hash), 0);
+	ck_assert_msg(strncmp(hash, "$scrypt$ln=14,r=8,p=4$", 22) == 0, "%s", hash);
+	ck_assert_int_eq(verify("pw123456", hash, 16), PASSWORD_OK);
+	ck_assert_int_eq(verify("pw123456", hash, 17), PASSWORD_OK_REHASH);
+	ck_assert_int_eq(verify("pw1234567", hash, 16), PASSWORD_MISMATCH);
+	/* Up to 14, p stays 1. */
+	ck_assert_int_eq(password_hash("pw123456", 8, 12, hash, sizeof hash), 0);
+	ck_assert_msg(strncmp(hash, "$scrypt$ln=12,r=8,p=1$", 22) == 0, "%s", hash);
+	/* A foreign hash: ln=10 with p=2 is cost 11, its r=2 (a quarter of
+	 * our blocks) makes it 9. */
+	ck_assert_int_eq(verify("password", PY_SCRYPT_R2P2, 10), PASSWORD_OK_REHASH);
+	ck_assert_int_eq(verify("password", PY_SCRYPT_R2P2, 9), PASSWORD_OK);
+}
+END_TEST
+
 START_TEST(test_scrypt_foreign)
 {
 	ck_assert_int_eq(verify("password", PY_SCRYPT, COST), PASSWORD_OK);
 	ck_assert_int_eq(verify("password", PY_SCRYPT, COST + 1), PASSWORD_OK_REHASH);
 	ck_assert_int_eq(verify("Password", PY_SCRYPT, COST), PASSWORD_MISMATCH);
 
-	ck_assert_int_eq(verify("password", PY_SCRYPT_R2P2, COST), PASSWORD_OK);
+	/* Correct, but less work than cost 10 (r=2): re-hashed at login. */
+	ck_assert_int_eq(verify("password", PY_SCRYPT_R2P2, COST), PASSWORD_OK_REHASH);
 	ck_assert_int_eq(verify("passwor", PY_SCRYPT_R2P2, COST), PASSWORD_MISMATCH);
 
 	ck_assert_int_eq(verify("caf\xc3\xa9", PY_SCRYPT_LONG, COST), PASSWORD_OK);
@@ -161,7 +183,7 @@ START_TEST(test_scrypt_bad_hash)
 		"$scrypt$ln=10,r=0,p=1$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw=",
 		"$scrypt$ln=10,r=33,p=1$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw=",
 		"$scrypt$ln=10,r=8,p=0$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw=",
-		"$scrypt$ln=10,r=8,p=17$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw=",
+		"$scrypt$ln=10,r=8,p=65$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw=",
 		/* within each bound, but more than 1 GiB of scrypt memory */
 		"$scrypt$ln=21,r=8,p=1$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw=",
 		"$scrypt$ln=22,r=32,p=16$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw=",
@@ -388,6 +410,7 @@ Suite *password_suite(void)
 	tcase_add_test(tc, test_hash_verify);
 	tcase_add_test(tc, test_hash_rehash_when_weaker);
 	tcase_add_test(tc, test_hash_salted);
+	tcase_add_test(tc, test_cost_above_14_raises_p);
 	tcase_add_test(tc, test_hash_binary_password);
 	tcase_add_test(tc, test_hash_small_buffer);
 	tcase_add_test(tc, test_scrypt_foreign);

@@ -20,5 +20,6 @@ Suite *account_cache_suite(void);
 Suite *db_hosts_suite(void);
 Suite *mail_suite(void);
 Suite *time_arg_suite(void);
+Suite *shared_table_suite(void);
 
 #endif

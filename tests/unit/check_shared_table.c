@@ -1,0 +1,520 @@
+/* check_shared_table.c - the lock-free shared table and the host-wide
+ * caches built on it, with real processes sharing real mappings. */
+#include <check.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "account_cache.h"
+#include "auth.h"
+#include "change_board.h"
+#include "check_suites.h"
+#include "shared_table.h"
+#include "stamp_cache.h"
+#include "util.h"
+
+#define WORDS 8
+#define NOW 1000000
+
+/* A table in memory that forked children share. */
+static struct shared_table shared_new(uint32_t sets, uint32_t ways)
+{
+	struct shared_table t;
+	size_t bytes = shared_table_bytes(sets, ways, WORDS);
+	void *region = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(region, MAP_FAILED);
+	shared_table_attach(&t, region, sets, ways, WORDS);
+	return t;
+}
+
+static void shared_free(struct shared_table *t)
+{
+	munmap(t->region, shared_table_bytes(t->sets, t->ways, t->words));
+}
+
+/* Payload of version v of tag: every word follows from both, so a copy
+ * mixing two writes shows. */
+static void payload(uint64_t tag, uint64_t v, uint64_t *p)
+{
+	for (int i = 0; i < WORDS; i++)
+		p[i] = (tag * 31 + v) * (uint64_t)(i + 1);
+}
+
+static bool consistent(uint64_t tag, const uint64_t *p)
+{
+	if (p[0] < tag * 31)
+		return false;
+	uint64_t v = p[0] - tag * 31;
+	uint64_t want[WORDS];
+	payload(tag, v, want);
+	return memcmp(p, want, sizeof want) == 0;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+	nanosleep(&ts, NULL);
+}
+
+START_TEST(test_put_get_expire_remove)
+{
+	struct shared_table t = shared_new(16, 4);
+	uint64_t in[WORDS], out[WORDS];
+	payload(77, 1, in);
+	ck_assert(!shared_table_get(&t, 77, NOW, out));
+	ck_assert(shared_table_put(&t, 77, NOW + 10, NOW, in));
+	ck_assert(shared_table_get(&t, 77, NOW, out));
+	ck_assert_mem_eq(in, out, sizeof in);
+	ck_assert(!shared_table_get(&t, 78, NOW, out));
+	/* Expired at its time. */
+	ck_assert(shared_table_get(&t, 77, NOW + 9, out));
+	ck_assert(!shared_table_get(&t, 77, NOW + 10, out));
+	/* A new value replaces the old in place. */
+	payload(77, 2, in);
+	ck_assert(shared_table_put(&t, 77, NOW + 10, NOW, in));
+	ck_assert(shared_table_get(&t, 77, NOW, out));
+	ck_assert_mem_eq(in, out, sizeof in);
+	ck_assert_uint_eq(shared_table_count(&t, NOW), 1);
+	shared_table_remove(&t, 77);
+	ck_assert(!shared_table_get(&t, 77, NOW, out));
+	ck_assert_uint_eq(shared_table_count(&t, NOW), 0);
+	/* Tag 0 marks empty entries: never stored, never found. */
+	ck_assert(!shared_table_put(&t, 0, NOW + 10, NOW, in));
+	ck_assert(!shared_table_get(&t, 0, NOW, out));
+	shared_free(&t);
+}
+END_TEST
+
+START_TEST(test_eviction_takes_expired_then_least_recently_used)
+{
+	struct shared_table t = shared_new(1, 4); /* one set: every tag meets */
+	uint64_t in[WORDS], out[WORDS];
+	for (uint64_t tag = 1; tag <= 4; tag++) {
+		payload(tag, 0, in);
+		ck_assert(shared_table_put(&t, tag, tag == 2 ? NOW + 1 : NOW + 100, NOW, in));
+		sleep_ms(3);
+	}
+	/* At NOW + 5, tag 2 has expired: a fifth tag takes its place. */
+	payload(5, 0, in);
+	ck_assert(shared_table_put(&t, 5, NOW + 100, NOW + 5, in));
+	for (uint64_t tag = 1; tag <= 5; tag++)
+		ck_assert_int_eq(shared_table_get(&t, tag, NOW + 5, out), tag != 2);
+	/* Tag 1 is read again (a second later, when reads note their use):
+	 * the least recently used is now 3. */
+	sleep_ms(1100);
+	ck_assert(shared_table_get(&t, 1, NOW + 5, out));
+	payload(6, 0, in);
+	ck_assert(shared_table_put(&t, 6, NOW + 100, NOW + 5, in));
+	ck_assert(shared_table_get(&t, 1, NOW + 5, out));
+	ck_assert(!shared_table_get(&t, 3, NOW + 5, out));
+	ck_assert(shared_table_get(&t, 4, NOW + 5, out));
+	ck_assert(shared_table_get(&t, 6, NOW + 5, out));
+	ck_assert_uint_eq(shared_table_count(&t, NOW + 5), 4);
+	shared_free(&t);
+}
+END_TEST
+
+/*
+ * Processes writing and reading a tiny table (every put evicts or
+ * overwrites) at once: a reader must never get a copy that mixes two
+ * writes.
+ */
+START_TEST(test_no_torn_reads_between_processes)
+{
+	struct shared_table t = shared_new(2, 2);
+	enum { PROCS = 4, ROUNDS = 200000 };
+	pid_t pids[PROCS];
+	for (int p = 0; p < PROCS; p++) {
+		pids[p] = fork();
+		ck_assert_int_ge(pids[p], 0);
+		if (pids[p] != 0)
+			continue;
+		uint64_t buf[WORDS];
+		long hits = 0, torn = 0;
+		for (uint64_t i = 0; i < ROUNDS; i++) {
+			uint64_t tag = 1 + (i * 7 + (uint64_t)p) % 6;
+			if (i % 3 == (uint64_t)p % 3) {
+				payload(tag, i, buf);
+				shared_table_put(&t, tag, NOW + 100, NOW, buf);
+			} else if (shared_table_get(&t, tag, NOW, buf)) {
+				hits++;
+				torn += !consistent(tag, buf);
+			}
+		}
+		_exit(torn != 0 ? 1 : hits == 0 ? 2 : 0);
+	}
+	for (int p = 0; p < PROCS; p++) {
+		int status;
+		ck_assert_int_eq(waitpid(pids[p], &status, 0), pids[p]);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			      "process %d: exit %d (1: torn read, 2: no hit)", p,
+			      WEXITSTATUS(status));
+	}
+	shared_free(&t);
+}
+END_TEST
+
+/* A writer killed mid-write: its entry is a miss, not a wait, and its
+ * claim is taken over once it is stale. */
+START_TEST(test_a_dead_writer_is_recovered_from)
+{
+	struct shared_table t = shared_new(1, 1);
+	t.claim_timeout_ms = 100;
+	uint64_t in[WORDS], out[WORDS];
+	payload(9, 1, in);
+	ck_assert(shared_table_put(&t, 9, NOW + 100, NOW, in));
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		uint64_t half[WORDS];
+		payload(9, 2, half);
+		_exit(shared_table_test_abandon_write(&t, 9, NOW, half) ? 0 : 1);
+	}
+	int status;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* Readers do not wait for it: a miss at once. */
+	ck_assert(!shared_table_get(&t, 9, NOW, out));
+	/* A fresh claim is respected ... */
+	payload(9, 3, in);
+	ck_assert(!shared_table_put(&t, 9, NOW + 100, NOW, in));
+	/* ... a stale one is taken over, and the entry is whole again. */
+	sleep_ms(150);
+	ck_assert(shared_table_put(&t, 9, NOW + 100, NOW, in));
+	ck_assert(shared_table_get(&t, 9, NOW, out));
+	ck_assert_mem_eq(in, out, sizeof in);
+	shared_free(&t);
+}
+END_TEST
+
+/* A writer whose claim was stolen while it stalled, and which then writes
+ * on: its late stores land while the sequence is even. The checksum turns
+ * that into a miss, and the next put repairs the entry. */
+START_TEST(test_late_stores_of_a_stalled_writer_are_a_miss)
+{
+	struct shared_table t = shared_new(1, 1);
+	uint64_t in[WORDS], out[WORDS];
+	payload(5, 1, in);
+	ck_assert(shared_table_put(&t, 5, NOW + 100, NOW, in));
+	_Atomic uint64_t *words = t.region;
+	/* One set of one way: its tag hint, the entry's header, the payload. */
+	atomic_fetch_xor(&words[1 + SHARED_TABLE_HEADER_WORDS + 3], 0x100);
+	ck_assert(!shared_table_get(&t, 5, NOW, out));
+	ck_assert(shared_table_put(&t, 5, NOW + 100, NOW, in));
+	ck_assert(shared_table_get(&t, 5, NOW, out));
+	ck_assert_mem_eq(in, out, sizeof in);
+	shared_free(&t);
+}
+END_TEST
+
+/* Of processes adding the same tag at once, exactly one succeeds; an
+ * expired entry of the tag does not count. */
+START_TEST(test_add_is_exclusive)
+{
+	struct shared_table t = shared_new(256, 8); /* room for every tag */
+	uint64_t in[WORDS];
+	payload(31, 1, in);
+	ck_assert_int_eq(shared_table_add(&t, 31, NOW + 10, NOW, in), SHARED_ADDED);
+	ck_assert_int_eq(shared_table_add(&t, 31, NOW + 10, NOW, in), SHARED_EXISTS);
+	ck_assert_int_eq(shared_table_add(&t, 31, NOW + 20, NOW + 10, in), SHARED_ADDED);
+	enum { PROCS = 6, TAGS = 200 };
+	int go[2];
+	ck_assert_int_eq(pipe(go), 0);
+	pid_t pids[PROCS];
+	for (int p = 0; p < PROCS; p++) {
+		pids[p] = fork();
+		ck_assert_int_ge(pids[p], 0);
+		if (pids[p] != 0)
+			continue;
+		char c;
+		if (read(go[0], &c, 1) != 1) /* all start together */
+			_exit(3);
+		int added = 0;
+		for (uint64_t tag = 1000; tag < 1000 + TAGS; tag++) {
+			uint64_t mine[WORDS];
+			payload(tag, (uint64_t)p, mine);
+			enum shared_add r;
+			while ((r = shared_table_add(&t, tag, NOW + 100, NOW, mine)) == SHARED_BUSY)
+				;
+			added += r == SHARED_ADDED;
+		}
+		_exit(added);
+	}
+	for (int p = 0; p < PROCS; p++)
+		ck_assert_int_eq(write(go[1], "x", 1), 1);
+	int total = 0;
+	for (int p = 0; p < PROCS; p++) {
+		int status;
+		ck_assert_int_eq(waitpid(pids[p], &status, 0), pids[p]);
+		ck_assert(WIFEXITED(status));
+		total += WEXITSTATUS(status);
+	}
+	ck_assert_int_eq(total, TAGS); /* each tag by exactly one process */
+	close(go[0]);
+	close(go[1]);
+	shared_free(&t);
+}
+END_TEST
+
+/* ---- the caches on a real board file, shared by forked processes ---- */
+
+static char dir[64], path[128], err[512];
+
+static void board_up(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/check-shared.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/board", dir);
+	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), 0);
+}
+
+static void board_down(void)
+{
+	change_board_close();
+	account_cache_init(0);
+	auth_cache_init(0);
+	unlink(path);
+	rmdir(dir);
+}
+
+static int child_exit(pid_t pid)
+{
+	int status;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+}
+
+static const char HASH[] = "$scrypt$ln=15,r=8,p=1$c2FsdA==$a2V5a2V5a2V5a2V5";
+
+START_TEST(test_credentials_verified_in_one_process_serve_all)
+{
+	board_up();
+	struct stat st;
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600); /* it holds the cache's key */
+	auth_cache_init(60);
+	ck_assert(!auth_cache_lookup("erin", HASH, "pw-erin", 7));
+	pid_t pid = fork();
+	if (pid == 0) {
+		auth_cache_init(60); /* a process of its own, same board */
+		auth_cache_store("erin", HASH, "pw-erin", 7);
+		_exit(0);
+	}
+	ck_assert_int_eq(child_exit(pid), 0);
+	uint64_t hits = change_board_counter(BOARD_CREDENTIAL_HITS);
+	ck_assert(auth_cache_lookup("erin", HASH, "pw-erin", 7));
+	ck_assert_uint_eq(change_board_counter(BOARD_CREDENTIAL_HITS), hits + 1);
+	ck_assert(!auth_cache_lookup("erin", HASH, "pw-erin!", 8));
+	ck_assert(!auth_cache_lookup("frank", HASH, "pw-erin", 7));
+	board_down();
+}
+END_TEST
+
+/* While one process runs the KDF for some credentials, another waits for
+ * its verdict instead of running it too. */
+START_TEST(test_one_verification_at_a_time)
+{
+	board_up();
+	auth_cache_init(60);
+	int go[2];
+	ck_assert_int_eq(pipe(go), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		auth_cache_init(60);
+		/* Nobody verifies these yet: the child will. */
+		if (auth_cache_wait_or_claim("gina", HASH, "pw-gina", 7))
+			_exit(1);
+		if (write(go[1], "x", 1) != 1)
+			_exit(3);
+		sleep_ms(300); /* the KDF */
+		auth_cache_store("gina", HASH, "pw-gina", 7);
+		/* A wrong password: claimed, then given up. */
+		if (auth_cache_wait_or_claim("gina", HASH, "wrong", 5))
+			_exit(2);
+		if (write(go[1], "y", 1) != 1)
+			_exit(3);
+		sleep_ms(300);
+		auth_cache_abandon("gina", HASH, "wrong", 5);
+		_exit(0);
+	}
+	char c;
+	ck_assert_int_eq(read(go[0], &c, 1), 1);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert(auth_cache_wait_or_claim("gina", HASH, "pw-gina", 7));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert_int_ge((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000,
+			 200);
+	ck_assert(auth_cache_lookup("gina", HASH, "pw-gina", 7));
+	/* The wrong one: after the child gives up, this process must verify. */
+	ck_assert_int_eq(read(go[0], &c, 1), 1);
+	ck_assert(!auth_cache_wait_or_claim("gina", HASH, "wrong", 5));
+	auth_cache_abandon("gina", HASH, "wrong", 5);
+	ck_assert(!auth_cache_lookup("gina", HASH, "wrong", 5));
+	ck_assert_int_eq(child_exit(pid), 0);
+	close(go[0]);
+	close(go[1]);
+	board_down();
+}
+END_TEST
+
+/* A verifier that died is not waited for. */
+START_TEST(test_a_dead_verifier_does_not_block_for_long)
+{
+	board_up();
+	auth_cache_init(60);
+	pid_t pid = fork();
+	if (pid == 0) {
+		auth_cache_init(60);
+		_exit(auth_cache_wait_or_claim("hank", HASH, "pw-hank", 7) ? 1 : 0);
+	}
+	ck_assert_int_eq(child_exit(pid), 0);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert(!auth_cache_wait_or_claim("hank", HASH, "pw-hank", 7));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert_int_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000,
+			 500);
+	board_down();
+}
+END_TEST
+
+static void fill(struct user *u, int64_t id, const char *name)
+{
+	memset(u, 0, sizeof *u);
+	u->id = id;
+	snprintf(u->username, sizeof u->username, "%s", name);
+	u->password_hash = xstrdup(HASH);
+	u->email = xstrdup("ivy@example.org");
+	u->alert = xstrdup("{\"code\":\"soft-eol\"}");
+	u->status = 1;
+	u->quota_kb = -1;
+	u->last_write = 123456;
+	u->created = 99;
+}
+
+/* A row read by one process serves the others, until a bump in any. */
+START_TEST(test_a_row_kept_by_one_process_serves_all)
+{
+	board_up();
+	account_cache_init(30);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct user row;
+		struct account_probe probe;
+		account_cache_init(30);
+		fill(&row, 11, "ivy");
+		for (int i = 0; i < 2; i++) {
+			account_cache_probe("ivy", &probe);
+			account_cache_put(&probe, &row, 500);
+		}
+		user_free(&row);
+		_exit(0);
+	}
+	ck_assert_int_eq(child_exit(pid), 0);
+	struct user got;
+	ck_assert(account_cache_get("ivy", 501, &got));
+	ck_assert_int_eq(got.id, 11);
+	ck_assert_str_eq(got.username, "ivy");
+	ck_assert_str_eq(got.password_hash, HASH);
+	ck_assert_str_eq(got.email, "ivy@example.org");
+	ck_assert_str_eq(got.alert, "{\"code\":\"soft-eol\"}");
+	ck_assert_ptr_null(got.node);
+	ck_assert_int_eq(got.quota_kb, -1);
+	ck_assert_int_eq(got.last_write, 123456);
+	ck_assert_int_eq(got.created, 99);
+	user_free(&got);
+	pid = fork();
+	if (pid == 0) {
+		change_board_bump(11);
+		_exit(0);
+	}
+	ck_assert_int_eq(child_exit(pid), 0);
+	ck_assert(!account_cache_get("ivy", 501, &got));
+	board_down();
+}
+END_TEST
+
+/* A row too big for an entry is not kept (but is read every time). */
+START_TEST(test_an_oversized_row_is_not_kept)
+{
+	board_up();
+	account_cache_init(30);
+	struct user row, got;
+	struct account_probe probe;
+	fill(&row, 12, "jack");
+	free(row.alert);
+	row.alert = xmalloc(400);
+	memset(row.alert, 'a', 399);
+	row.alert[399] = '\0';
+	for (int i = 0; i < 2; i++) {
+		account_cache_probe("jack", &probe);
+		account_cache_put(&probe, &row, 500);
+	}
+	ck_assert(!account_cache_get("jack", 501, &got));
+	account_cache_probe("jack", &probe);
+	ck_assert_int_eq(probe.user_id, 12); /* the name still leads to the id */
+	user_free(&row);
+	board_down();
+}
+END_TEST
+
+START_TEST(test_collections_answers_are_shared)
+{
+	board_up();
+	static const char body[] = "{\"tabs\":1234567890.12}";
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct stamp_answer a = { body, sizeof body - 1, 123456789012, 1 };
+		stamp_cache_put(21, 777, INT64_MAX, &a);
+		_exit(0);
+	}
+	ck_assert_int_eq(child_exit(pid), 0);
+	struct stamp_answer got;
+	int64_t now = (int64_t)time(NULL) * 100;
+	ck_assert(stamp_cache_get(21, 777, now, &got));
+	ck_assert_uint_eq(got.len, sizeof body - 1);
+	ck_assert_mem_eq(got.body, body, got.len);
+	ck_assert_int_eq(got.newest, 123456789012);
+	ck_assert_int_eq(got.rows, 1);
+	/* Another last_write (a write since), another account: no. */
+	ck_assert(!stamp_cache_get(21, 778, now, &got));
+	ck_assert(!stamp_cache_get(22, 777, now, &got));
+	/* An answer valid until a record expires is not used after. */
+	struct stamp_answer a = { body, sizeof body - 1, 1, 1 };
+	stamp_cache_put(23, 5, now + 50, &a);
+	ck_assert(stamp_cache_get(23, 5, now, &got));
+	ck_assert(!stamp_cache_get(23, 5, now + 50, &got));
+	board_down();
+}
+END_TEST
+
+Suite *shared_table_suite(void)
+{
+	Suite *s = suite_create("shared_table");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_put_get_expire_remove);
+	tcase_add_test(tc, test_eviction_takes_expired_then_least_recently_used);
+	tcase_add_test(tc, test_no_torn_reads_between_processes);
+	tcase_add_test(tc, test_a_dead_writer_is_recovered_from);
+	tcase_add_test(tc, test_late_stores_of_a_stalled_writer_are_a_miss);
+	tcase_add_test(tc, test_add_is_exclusive);
+	tcase_add_test(tc, test_credentials_verified_in_one_process_serve_all);
+	tcase_add_test(tc, test_one_verification_at_a_time);
+	tcase_add_test(tc, test_a_dead_verifier_does_not_block_for_long);
+	tcase_add_test(tc, test_a_row_kept_by_one_process_serves_all);
+	tcase_add_test(tc, test_an_oversized_row_is_not_kept);
+	tcase_add_test(tc, test_collections_answers_are_shared);
+	suite_add_tcase(s, tc);
+	return s;
+}
