@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
 
@@ -725,6 +727,22 @@ static int64_t account_stamp(const struct user *user, int64_t now, bool writes)
 	return (now > floor ? now : floor) + 1;
 }
 
+/*
+ * Two writers of one account that keep meeting (on Galera: two nodes whose
+ * transactions fail certification against each other) would meet again
+ * if both ran again at once: wait a few milliseconds, random, doubling.
+ */
+static void pause_before_retry(int attempt)
+{
+	static unsigned int seed;
+	if (seed == 0)
+		seed = (unsigned int)getpid() ^ (unsigned int)now_centiseconds();
+	seed = seed * 1103515245u + 12345u;
+	long ms = (long)(1 + (seed >> 16) % 8) << attempt; /* up to 256 ms */
+	struct timespec ts = { 0, ms * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
 static int run_handler(struct request *req, struct response *resp,
 		       const struct route *r)
 {
@@ -822,6 +840,7 @@ retry:
 		user_free(&user);
 		log_info("deadlock or lost database server; running the request "
 			 "again (attempt %d)", attempt + 2);
+		pause_before_retry(attempt);
 	}
 	resp_error(resp, 503, WEAVE_ERR_NONE);
 	return 503;
