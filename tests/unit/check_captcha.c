@@ -7,6 +7,7 @@
 #include <openssl/hmac.h>
 
 #include "captcha.h"
+#include "captcha_picture.h"
 #include "check_suites.h"
 #include "config.h"
 
