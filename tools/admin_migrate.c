@@ -3,8 +3,8 @@
  * Weave Minimal / FSyncMS database (SQLite or MySQL) or from the
  * original PHP server's MySQL schema (PROTOCOL.md B 4.1, 4.3, 4.4).
  * This file is what every format shares: choosing the format, the
- * accounts, the records and the transactions; admin_migrate.h names the
- * source reader and the formats.
+ * accounts, the records and the transactions; migrate.h names the
+ * parts.
  *
  * The source is opened read-only and read with fixed query texts (no
  * value ever goes into SQL text): the users (and, PHP, the collection
@@ -17,20 +17,18 @@
  * failed) across the record stream, which reads best in one place.
  */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
 
-#include "admin_migrate.h"
-#include "auth.h"
 #include "db_admin.h"
 #include "db_user.h"
+#include "migrate.h"
 #include "util.h"
+#include "validate.h"
 
 #define PAYLOAD_MAX 16777215
-#define REPORT_MAX 20 /* per-item warnings printed before "... and N more" */
 
 static const struct migrate_format *const formats[] = {
 	&migrate_minimal, &migrate_fsyncms, &migrate_php,
@@ -80,7 +78,6 @@ static int choose_format(const struct args *a, const struct source *s,
 
 /* ---- accounts -------------------------------------------------------------------------- */
 
-
 static void count_add(struct counters *c, const char *name, int64_t n)
 {
 	for (size_t i = 0; i < c->n; i++)
@@ -110,23 +107,6 @@ static void counts_text(struct counters *c, struct buf *out)
 		buf_printf(out, "%s%s %" PRId64, i ? ", " : "", c->items[i].name,
 			   c->items[i].n);
 }
-
-
-void migrate_warn(struct migration *m, const char *fmt, ...)
-{
-	va_list ap;
-	if (m->warnings++ >= REPORT_MAX * 5)
-		return;
-	if (m->progress.on)
-		fputc('\n', stderr);
-	fputs("weave-admin: warning: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-
 
 /* ---- records ----------------------------------------------------------------------------- */
 

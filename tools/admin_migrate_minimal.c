@@ -4,7 +4,7 @@
  * (username, md5), wbo rows naming their user and collection, modified
  * in seconds as a REAL. The two differ only in the name a user gives.
  */
-#include "admin_migrate.h"
+#include "migrate.h"
 #include "util.h"
 
 static const char *collection_by_name(const char *user_key, const struct src_value *v,

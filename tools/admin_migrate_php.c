@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "admin_migrate.h"
+#include "migrate.h"
 #include "util.h"
 
 /* The PHP server's fixed collection ids (WEAVE_COLLECTION_KEYS). */

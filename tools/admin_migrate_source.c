@@ -8,7 +8,7 @@
 
 #include <openssl/crypto.h>
 
-#include "admin_migrate.h"
+#include "migrate.h"
 #include "util.h"
 
 #define SRC_COLUMNS 16

@@ -2,18 +2,35 @@
  * admin_migrate_users.c - migrate: the source's users table into legacy
  * accounts: each name mapped to ours (e-mail logins to their Sync 1.1
  * hashed name), its hash, e-mail and alert checked, duplicates and
- * collisions marked as failed with the reason.
+ * collisions marked as failed with the reason; and the run's warnings.
  */
 #include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "admin_migrate.h"
 #include "auth.h"
+#include "migrate.h"
 #include "util.h"
 
 #define HASH_MAX 255
 #define ALERT_MAX 1024
+#define REPORT_MAX 20 /* per-item warnings printed before "... and N more" */
+
+void migrate_warn(struct migration *m, const char *fmt, ...)
+{
+	va_list ap;
+	if (m->warnings++ >= REPORT_MAX * 5)
+		return;
+	if (m->progress.on)
+		fputc('\n', stderr);
+	fputs("weave-admin: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
 
 static char *dup_value(const struct src_value *v)
 {

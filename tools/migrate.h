@@ -1,12 +1,12 @@
 /*
- * admin_migrate.h - the parts of weave-admin migrate (admin_migrate.c):
+ * migrate.h - the parts of weave-admin migrate (admin_migrate.c):
  * reading the source database (admin_migrate_source.c) and the source
  * formats it knows (admin_migrate_minimal.c: Weave Minimal and
  * FSyncMS; admin_migrate_php.c: the original PHP server). Internal to
  * weave-admin; admin.h declares the command.
  */
-#ifndef WEAVE_ADMIN_MIGRATE_H
-#define WEAVE_ADMIN_MIGRATE_H
+#ifndef WEAVE_MIGRATE_H
+#define WEAVE_MIGRATE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -151,7 +151,7 @@ struct migration {
 	int fatal; /* an exit code once the database failed */
 };
 
-/* A warning on stderr (the first hundred of a run). */
+/* A warning on stderr, the first hundred of a run (admin_migrate_users.c). */
 void migrate_warn(struct migration *m, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
