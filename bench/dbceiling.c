@@ -12,9 +12,9 @@
  * run at once, one connection each. Prints one line:
  *   ops=N records=N secs=S p50_us=N p99_us=N
  *
- * The statement texts are copies of those in src/db_user.c,
- * src/db_storage.c and src/db_history.c (and the transaction shape of
- * src/route.c); keep them in step when those change. post runs what a
+ * The statement texts come from src/sql_statements.h, the definitions
+ * src/db_user.c, src/db_storage.c and src/db_history.c use (the
+ * transaction shape follows src/route.c). post runs what a
  * server with record history on (history_days > 0, the default) runs. */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -27,40 +27,25 @@
 
 #include <mysql.h>
 
+#include "sql_statements.h"
+
 #define BATCH 100
 #define MAX_LAT 2000000
 
-/* ---- the statements (copies, see above) ---------------------------- */
+/* ---- the statements (src/sql_statements.h) ------------------------- */
 
-/* src/db_user.c, USER_LOGIN_COLUMNS: the user row and the login's four
- * throttle rows in one statement. Parameters: kind 1, name, now, kind 2,
- * address, now, kind 5, "name address", now, kind 6, "name address", now,
- * name. */
-#define THROTTLE_COLUMN(what) \
-	"(SELECT t." what " FROM throttle t WHERE t.kind = ? AND " \
-	"t.subject = ? AND t.expires > ?)"
-#define USER_COLUMNS \
-	"SELECT u.id, u.username, u.password_hash, u.email, u.status, " \
-	"u.quota_kb, u.node, u.alert, u.last_write, u.created, " \
-	THROTTLE_COLUMN("locked_until") ", " THROTTLE_COLUMN("locked_until") ", " \
-	THROTTLE_COLUMN("locked_until") ", " THROTTLE_COLUMN("expires") \
-	" FROM (SELECT 1) AS one LEFT JOIN users u ON u.username = ?"
-static const char *const sql_user_shared = USER_COLUMNS " LOCK IN SHARE MODE";
-static const char *const sql_user_exclusive = USER_COLUMNS " FOR UPDATE";
+/* The login's read of the user row and its four throttle rows
+ * (db_user.c). Parameters: kind 1, name, now, kind 2, address, now,
+ * kind 5, "name address", now, kind 6, "name address", now, name. */
+static const char *const sql_user_shared = SQL_USER_LOGIN SQL_SHARE_LOCK;
+static const char *const sql_user_exclusive = SQL_USER_LOGIN SQL_EXCLUSIVE_LOCK;
+/* GET storage/history?newer=...&full=1&sort=index&limit=1500 (db_storage.c). */
 static const char *const sql_download =
-	"SELECT id, modified, parentid, predecessorid, sortindex, payload FROM wbo"
-	" WHERE user_id = ? AND collection = ? AND expires > ?"
-	" AND modified > ? ORDER BY sortindex DESC, id ASC LIMIT ? OFFSET ?";
-static const char *const sql_last_write =
-	"UPDATE users SET last_write = ? WHERE id = ?";
-/* src/db_history.c: the rows a write replaces are kept first (none for
- * new records), then the write is logged. */
-#define HISTORY_COLUMNS \
-	"parentid, predecessorid, sortindex, modified, payload, payload_size, expires"
-static const char *const sql_write_log =
-	"INSERT INTO write_log (user_id, stamp, collection, previous, "
-	"written, replaced, deleted, agent, bytes) "
-	"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+	SQL_WBO_SELECT_FULL SQL_WBO_WHERE SQL_NEWER SQL_ORDER_BY_INDEX SQL_LIMIT;
+static const char *const sql_last_write = SQL_USER_SET_LAST_WRITE;
+/* db_history.c: the rows a write replaces are kept first (none for new
+ * records), then the write is logged. */
+static const char *const sql_write_log = SQL_WRITE_LOG_INSERT;
 
 struct db {
 	const char *host, *user, *password, *name, *socket;
@@ -301,13 +286,10 @@ static char *keep_sql(void)
 {
 	size_t cap = 1024 + KEEP_IDS * 2;
 	char *s = malloc(cap);
-	size_t o = (size_t)snprintf(s, cap, "INSERT IGNORE INTO wbo_history (user_id, "
-				    "collection, id, replaced, " HISTORY_COLUMNS ") SELECT "
-				    "user_id, collection, id, ?, " HISTORY_COLUMNS " FROM wbo "
-				    "WHERE user_id = ? AND collection = ? AND id IN (");
+	size_t o = (size_t)snprintf(s, cap, "%s", SQL_HISTORY_KEEP SQL_KEEP_BY_IDS);
 	for (size_t i = 0; i < KEEP_IDS; i++)
 		o += (size_t)snprintf(s + o, cap - o, i ? ",?" : "?");
-	snprintf(s + o, cap - o, ") AND expires > ?");
+	snprintf(s + o, cap - o, SQL_IDS_CLOSE SQL_HISTORY_KEEP_LIVE);
 	return s;
 }
 
@@ -317,11 +299,10 @@ static char *delete_sql(size_t n)
 {
 	size_t cap = 256 + n * 2;
 	char *s = malloc(cap);
-	size_t o = (size_t)snprintf(s, cap, "DELETE FROM wbo WHERE user_id = ? AND "
-				    "collection = ? AND expires <= ? AND id IN (");
+	size_t o = (size_t)snprintf(s, cap, "%s", SQL_WBO_DROP_EXPIRED SQL_IDS_OPEN);
 	for (size_t i = 0; i < n; i++)
 		o += (size_t)snprintf(s + o, cap - o, i ? ",?" : "?");
-	snprintf(s + o, cap - o, ")");
+	snprintf(s + o, cap - o, SQL_IDS_CLOSE);
 	return s;
 }
 
@@ -329,15 +310,13 @@ static char *insert_sql(size_t n)
 {
 	size_t cap = 512 + n * 20;
 	char *s = malloc(cap);
-	size_t o = (size_t)snprintf(s, cap, "INSERT INTO wbo (user_id, collection, id, "
-				    "modified, sortindex, payload, payload_size) VALUES ");
+	size_t o = (size_t)snprintf(s, cap, "%s", SQL_WBO_INSERT SQL_COLUMN_SORTINDEX
+				    SQL_COLUMN_PAYLOAD SQL_WBO_VALUES);
 	for (size_t i = 0; i < n; i++)
 		o += (size_t)snprintf(s + o, cap - o, i ? ",(?,?,?,?,?,?,?)"
 							: "(?,?,?,?,?,?,?)");
-	snprintf(s + o, cap - o,
-		 " ON DUPLICATE KEY UPDATE modified = VALUES(modified), "
-		 "sortindex = VALUES(sortindex), payload = VALUES(payload), "
-		 "payload_size = VALUES(payload_size)");
+	snprintf(s + o, cap - o, SQL_WBO_UPSERT SQL_UPDATE_MODIFIED
+		 SQL_UPDATE_SORTINDEX SQL_UPDATE_PAYLOAD);
 	return s;
 }
 

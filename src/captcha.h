@@ -1,101 +1,31 @@
 /*
- * captcha.h - the CAPTCHA of the account wizard: a server-issued
- * challenge, its picture, the page at misc/1/captcha_html and the check
- * that the registration handler runs (PROTOCOL.md A.3, B 3.5).
+ * captcha.h - the CAPTCHA of the account wizard as the server uses it:
+ * the check that the registration handler runs and the page at
+ * misc/1/captcha_html (PROTOCOL.md A.3, B 3.5).
  *
- * The challenge is stateless until it is used: everything needed to
- * check an answer travels in the token itself, sealed with keys derived
- * from captcha_secret (weave.conf). Only a successful verification
- * writes to the database (captcha_used), so that one challenge verifies
- * at most once.
+ * Its parts: captcha_token.h (our own sealed challenges and the pure
+ * check of an answer; the token format), captcha_picture.h (the PNG),
+ * captcha_remote.h (a reCAPTCHA-v1-style verifier, used instead when
+ * captcha_verify_url is set; the page then shows captcha_public_key
+ * instead of a picture), db_captcha.h (one use per challenge) and
+ * html.h (the page skeleton and headers).
  *
- * Token format (the value of recaptcha_challenge_field). With
- *
- *   k_enc = HMAC-SHA256(key = captcha_secret, msg = "weave-captcha-enc")
- *   k_mac = HMAC-SHA256(key = captcha_secret, msg = "weave-captcha-mac")
- *
- * the token is base64url without padding (RFC 4648 section 5, 62
- * characters) of these 46 bytes:
- *
- *   offset  len  field
- *    0      16   nonce: random bytes (RAND_bytes); the key of captcha_used
- *   16       8   expiry: seconds since the epoch, unsigned big-endian
- *   24       6   answer XOR HMAC-SHA256(k_enc, nonce || expiry)[0..6)
- *   30      16   HMAC-SHA256(k_mac, bytes 0..30)[0..16)
- *
- * The answer is 6 characters from CAPTCHA_ALPHABET (upper case). Anyone
- * holding captcha_secret can read the answer out of a token (the e2e
- * tests do, with Python's hmac and hashlib): keep the secret as secret
- * as the admin secret. Changing it invalidates outstanding challenges.
- *
- * Remote mode: when captcha_verify_url is set, the reCAPTCHA v1 verify
- * protocol is used instead (form POST of privatekey, remoteip,
- * challenge, response; the reply's first line is "true" or "false"), and
- * the page shows captcha_public_key instead of a picture.
+ * Only a successful verification writes to the database (captcha_used),
+ * so that one challenge verifies at most once.
  *
  * Errors: functions log their own failures (never the secret or an
- * answer) and return -1, NULL or CAPTCHA_UNAVAILABLE.
+ * answer) and return CAPTCHA_UNAVAILABLE or an error status.
  */
 #ifndef WEAVE_CAPTCHA_H
 #define WEAVE_CAPTCHA_H
 
-#include <stddef.h>
 #include <stdint.h>
 
+#include "captcha_token.h"
 #include "request.h"
 #include "response.h"
 
 struct config;
-
-/* No 0/O, 1/I/L: nothing a reader can confuse. */
-#define CAPTCHA_ALPHABET "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
-#define CAPTCHA_ANSWER_LEN 6
-#define CAPTCHA_NONCE_LEN 16
-/* Raw token bytes, the base64url length, and a buffer size with the NUL. */
-#define CAPTCHA_TOKEN_RAW_LEN 46
-#define CAPTCHA_TOKEN_LEN 62
-#define CAPTCHA_TOKEN_SIZE (CAPTCHA_TOKEN_LEN + 1)
-/* Longest response accepted; longer ones are simply wrong. */
-#define CAPTCHA_RESPONSE_MAX 64
-/* Longest challenge sent to a remote verifier. */
-#define CAPTCHA_CHALLENGE_MAX 1024
-
-enum captcha_verdict {
-	CAPTCHA_OK,
-	CAPTCHA_WRONG,       /* empty or wrong response */
-	CAPTCHA_EXPIRED,     /* a genuine token past its expiry */
-	CAPTCHA_REPLAYED,    /* a genuine token that already verified once */
-	CAPTCHA_MALFORMED,   /* not one of our tokens (bad length, encoding or MAC) */
-	CAPTCHA_UNAVAILABLE, /* not configured, database or remote verifier down */
-	CAPTCHA__MAX
-};
-
-/*
- * Issue a challenge valid until now + captcha_lifetime (seconds). Writes
- * the NUL-terminated token (token_cap >= CAPTCHA_TOKEN_SIZE) and the
- * answer (answer_cap > CAPTCHA_ANSWER_LEN). Returns 0, or -1 (logged)
- * when captcha_secret is not set, a buffer is too small or the random
- * generator fails. The caller should wipe the answer after use.
- */
-int captcha_new(const struct config *cfg, int64_t now, char *token,
-		size_t token_cap, char *answer, size_t answer_cap);
-
-/*
- * The pure part of verification, no database and no network: checks
- * challenge and response against secret at time now (seconds).
- * Order: empty challenge or response → WRONG; challenge length,
- * base64url or MAC wrong → MALFORMED; expired → EXPIRED; response
- * (surrounding blanks ignored, any case) ≠ answer → WRONG; else OK.
- * Once the challenge proves authentic and unexpired (so on OK, and on
- * WRONG past that point), nonce_out (CAPTCHA_NONCE_LEN bytes) and
- * *expires_out receive what captcha_verify() records; otherwise
- * *expires_out is 0. Both may be NULL.
- */
-enum captcha_verdict captcha_token_check(const char *secret,
-					 const char *challenge,
-					 const char *response, int64_t now,
-					 unsigned char *nonce_out,
-					 int64_t *expires_out);
 
 /*
  * Verify a challenge/response pair from the wizard. Empty challenge or
@@ -114,17 +44,6 @@ enum captcha_verdict captcha_token_check(const char *secret,
 enum captcha_verdict captcha_verify(const struct config *cfg,
 				    const char *challenge, const char *response,
 				    const char *remote_ip, int64_t now);
-
-/* A short English name of the verdict for logs ("wrong", "expired", ...). */
-const char *captcha_verdict_text(enum captcha_verdict v);
-
-/*
- * Draw answer as a PNG with libgd. Returns the image and its size in
- * *len, or NULL (logged). The memory belongs to libgd: release it with
- * captcha_image_free() (gdFree), never free().
- */
-unsigned char *captcha_image_png(const char *answer, size_t *len);
-void captcha_image_free(unsigned char *png);
 
 /*
  * GET and POST misc/{1,1.0}/captcha_html: the page the 1.0 wizard loads.

@@ -5,8 +5,9 @@ enum changes_stmt { CHANGES_NOW, CHANGES_SINCE, CHANGES_FORGET, CHANGES_STMT__MA
 
 static const char *const changes_sql[CHANGES_STMT__MAX] = {
 	[CHANGES_NOW] = "SELECT CAST(ROUND(UNIX_TIMESTAMP(NOW(6)) * 100) AS SIGNED)",
-	[CHANGES_SINCE] = "SELECT seq, user_id FROM account_changes "
-			  "WHERE changed >= ? ORDER BY seq",
+	/* Parenthesised: clang's -Wstring-concatenation (the fuzz build). */
+	[CHANGES_SINCE] = ("SELECT seq, user_id FROM account_changes "
+			   "WHERE changed >= ? ORDER BY seq"),
 	[CHANGES_FORGET] = "DELETE FROM account_changes WHERE changed < ? LIMIT ?",
 };
 

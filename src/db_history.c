@@ -7,6 +7,7 @@
 
 #include "buf.h"
 #include "log.h"
+#include "sql_statements.h"
 #include "util.h"
 
 /* The open history write of this process (one request at a time). */
@@ -17,9 +18,6 @@ static struct {
 	char agent[HISTORY_AGENT_MAX + 1];
 	int64_t written, replaced, deleted;
 } open_write;
-
-#define VERSION_COLUMNS \
-	"parentid, predecessorid, sortindex, modified, payload, payload_size, expires"
 
 void db_history_begin(const struct history_write *w)
 {
@@ -62,11 +60,9 @@ enum db_status db_history_keep(const char *where, const struct db_param *params,
 	open_write.touched = true;
 	struct buf sql;
 	buf_init(&sql, 1024 * 1024);
-	buf_puts(&sql, "INSERT IGNORE INTO wbo_history (user_id, collection, id, "
-		       "replaced, " VERSION_COLUMNS ") SELECT user_id, collection, id, "
-		       "?, " VERSION_COLUMNS " FROM wbo WHERE ");
+	buf_puts(&sql, SQL_HISTORY_KEEP);
 	buf_puts(&sql, where);
-	buf_puts(&sql, " AND expires > ?");
+	buf_puts(&sql, SQL_HISTORY_KEEP_LIVE);
 	struct db_param *p = xcalloc(nparams + 2, sizeof *p);
 	p[0] = DB_INT(open_write.stamp);
 	memcpy(p + 1, params, nparams * sizeof *p);
@@ -173,10 +169,7 @@ enum db_status db_history_finish(void)
 		DB_INT(open_write.deleted), DB_CSTR(open_write.agent), DB_INT(bytes),
 	};
 	if (st == DB_OK)
-		st = db_run("INSERT INTO write_log (user_id, stamp, collection, previous, "
-			    "written, replaced, deleted, agent, bytes) "
-			    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			    log_row, 9, NULL, NULL, NULL);
+		st = db_run(SQL_WRITE_LOG_INSERT, log_row, 9, NULL, NULL, NULL);
 	if (st != DB_OK || !kept)
 		return st;
 	/* A new account figure starts where the account's log does: every

@@ -1,4 +1,9 @@
-/* db_storage.c - SQL for the wbo table. */
+/*
+ * db_storage.c - SQL for the wbo table. Near 670 lines because every
+ * statement on records is built here, from the query's selection and the
+ * write's columns, around one small statement builder (struct sql):
+ * splitting reads from writes would split that builder's users.
+ */
 #include "db_storage.h"
 
 #include <stdlib.h>
@@ -6,6 +11,7 @@
 
 #include "buf.h"
 #include "db_history.h"
+#include "sql_statements.h"
 #include "util.h"
 
 enum storage_stmt {
@@ -198,12 +204,12 @@ static size_t chunk_size(size_t n, size_t max)
 static void add_id_list(struct sql *s, const char *const *ids,
 			const size_t *lens, size_t n)
 {
-	sql_add(s, " AND id IN (");
+	sql_add(s, SQL_IDS_OPEN);
 	for (size_t i = 0; i < n; i++) {
 		sql_add(s, i ? ",?" : "?");
 		sql_param(s, DB_STR(ids[i], lens[i]));
 	}
-	sql_add(s, ")");
+	sql_add(s, SQL_IDS_CLOSE);
 }
 
 /* The WHERE conditions of q other than ids. */
@@ -218,7 +224,7 @@ static void add_filters(struct sql *s, const struct wbo_query *q)
 		sql_param(s, DB_STR(q->predecessorid, q->predecessorid_len));
 	}
 	if (q->has_newer) {
-		sql_add(s, " AND modified > ?");
+		sql_add(s, SQL_NEWER);
 		sql_param(s, DB_INT(q->newer));
 	}
 	if (q->has_older) {
@@ -242,12 +248,12 @@ static void add_order_and_limit(struct sql *s, const struct wbo_query *q)
 		[SORT_NONE] = " ORDER BY id",
 		[SORT_OLDEST] = " ORDER BY modified ASC, id ASC",
 		[SORT_NEWEST] = " ORDER BY modified DESC, id ASC",
-		[SORT_INDEX] = " ORDER BY sortindex DESC, id ASC",
+		[SORT_INDEX] = SQL_ORDER_BY_INDEX,
 	};
 	if (q->sort != SORT_NONE || q->limit > 0 || q->offset > 0)
 		sql_add(s, order[q->sort]);
 	if (q->limit > 0 || q->offset > 0) {
-		sql_add(s, " LIMIT ? OFFSET ?");
+		sql_add(s, SQL_LIMIT);
 		sql_param(s, DB_INT(q->limit > 0 ? q->limit : INT64_MAX));
 		sql_param(s, DB_INT(q->offset));
 	}
@@ -289,10 +295,8 @@ static int record_row(void *ctx, const struct db_value *row, size_t ncols)
 static void add_select_head(struct sql *s, bool full, int64_t user_id,
 			    const char *collection, int64_t now)
 {
-	sql_add(s, full ? "SELECT id, modified, parentid, predecessorid, "
-			  "sortindex, payload FROM wbo"
-			: "SELECT id, modified FROM wbo");
-	sql_add(s, " WHERE user_id = ? AND collection = ? AND expires > ?");
+	sql_add(s, full ? SQL_WBO_SELECT_FULL : SQL_WBO_SELECT_IDS);
+	sql_add(s, SQL_WBO_WHERE);
 	sql_param(s, DB_INT(user_id));
 	sql_param(s, DB_CSTR(collection));
 	sql_param(s, DB_INT(now));
@@ -384,18 +388,18 @@ static void add_insert(struct sql *s, unsigned shape, const struct wbo *items,
 	/* Only content moves modified: predecessorid, sortindex and ttl
 	 * order or expire a record (PHP weave_storage.php update_object). */
 	bool bump = (shape & (WBO_FIELD_PAYLOAD | WBO_FIELD_PARENTID)) != 0;
-	sql_add(s, "INSERT INTO wbo (user_id, collection, id, modified");
+	sql_add(s, SQL_WBO_INSERT);
 	if (shape & WBO_FIELD_PARENTID)
 		sql_add(s, ", parentid");
 	if (shape & WBO_FIELD_PREDECESSORID)
 		sql_add(s, ", predecessorid");
 	if (shape & WBO_FIELD_SORTINDEX)
-		sql_add(s, ", sortindex");
+		sql_add(s, SQL_COLUMN_SORTINDEX);
 	if (shape & WBO_FIELD_PAYLOAD)
-		sql_add(s, ", payload, payload_size");
+		sql_add(s, SQL_COLUMN_PAYLOAD);
 	if (shape & WBO_FIELD_TTL)
 		sql_add(s, ", expires");
-	sql_add(s, ") VALUES ");
+	sql_add(s, SQL_WBO_VALUES);
 	for (size_t i = 0; i < n; i++) {
 		const struct wbo *w = &items[i];
 		sql_add(s, i ? ",(?,?,?,?" : "(?,?,?,?");
@@ -426,17 +430,16 @@ static void add_insert(struct sql *s, unsigned shape, const struct wbo *items,
 		}
 		sql_add(s, ")");
 	}
-	sql_add(s, " ON DUPLICATE KEY UPDATE ");
-	sql_add(s, bump ? "modified = VALUES(modified)" : "modified = modified");
+	sql_add(s, SQL_WBO_UPSERT);
+	sql_add(s, bump ? SQL_UPDATE_MODIFIED : "modified = modified");
 	if (shape & WBO_FIELD_PARENTID)
 		sql_add(s, ", parentid = VALUES(parentid)");
 	if (shape & WBO_FIELD_PREDECESSORID)
 		sql_add(s, ", predecessorid = VALUES(predecessorid)");
 	if (shape & WBO_FIELD_SORTINDEX)
-		sql_add(s, ", sortindex = VALUES(sortindex)");
+		sql_add(s, SQL_UPDATE_SORTINDEX);
 	if (shape & WBO_FIELD_PAYLOAD)
-		sql_add(s, ", payload = VALUES(payload), "
-			   "payload_size = VALUES(payload_size)");
+		sql_add(s, SQL_UPDATE_PAYLOAD);
 	if (shape & WBO_FIELD_TTL)
 		sql_add(s, ", expires = VALUES(expires)");
 }
@@ -456,8 +459,7 @@ static enum db_status drop_expired(struct sql *s, int64_t user_id,
 			lens[i] = items[done + i].id_len;
 		}
 		sql_reset(s);
-		sql_add(s, "DELETE FROM wbo WHERE user_id = ? AND collection = ? "
-			   "AND expires <= ?");
+		sql_add(s, SQL_WBO_DROP_EXPIRED);
 		sql_param(s, DB_INT(user_id));
 		sql_param(s, DB_CSTR(collection));
 		sql_param(s, DB_INT(now));
@@ -499,7 +501,7 @@ static enum db_status keep_replaced(struct sql *s, int64_t user_id,
 		while (padded < c)
 			padded *= 2;
 		sql_reset(s);
-		sql_add(s, "user_id = ? AND collection = ? AND id IN (");
+		sql_add(s, SQL_KEEP_BY_IDS);
 		sql_param(s, DB_INT(user_id));
 		sql_param(s, DB_CSTR(collection));
 		for (size_t i = 0; i < padded; i++) {
@@ -507,7 +509,7 @@ static enum db_status keep_replaced(struct sql *s, int64_t user_id,
 			sql_add(s, i ? ",?" : "?");
 			sql_param(s, DB_STR(w->id, w->id_len));
 		}
-		sql_add(s, ")");
+		sql_add(s, SQL_IDS_CLOSE);
 		st = db_history_keep(s->text.data, s->params, s->nparams, false);
 		done += c;
 	}

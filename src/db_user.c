@@ -8,6 +8,7 @@
 #include "buf.h"
 #include "change_board.h"
 #include "db_history.h"
+#include "sql_statements.h"
 #include "db_throttle.h"
 #include "util.h"
 
@@ -35,23 +36,6 @@ enum user_stmt {
 	USER_STMT__MAX
 };
 
-/*
- * The user row (NULLs for an unknown name, thanks to the one-row derived
- * table) and the login's throttle rows: the lock ends of the account's
- * daily count, of the address and of the pair, and the end of the
- * pair's "known" mark. The row lock covers the users row only;
- * subqueries read without locking.
- */
-#define THROTTLE_COLUMN(what) \
-	"(SELECT t." what " FROM throttle t WHERE t.kind = ? AND " \
-	"t.subject = ? AND t.expires > ?)"
-#define USER_LOGIN_COLUMNS \
-	"SELECT u.id, u.username, u.password_hash, u.email, u.status, " \
-	"u.quota_kb, u.node, u.alert, u.last_write, u.created, " \
-	THROTTLE_COLUMN("locked_until") ", " THROTTLE_COLUMN("locked_until") ", " \
-	THROTTLE_COLUMN("locked_until") ", " THROTTLE_COLUMN("expires") \
-	" FROM (SELECT 1) AS one LEFT JOIN users u ON u.username = ?"
-
 #define USER_COLUMNS \
 	"SELECT id, username, password_hash, email, status, quota_kb, node, " \
 	"alert, last_write, created FROM users WHERE username = ?"
@@ -66,7 +50,7 @@ static const char *const user_sql[USER_STMT__MAX] = {
 	[USER_DELETE_RECORDS] = "DELETE FROM wbo WHERE user_id = ?",
 	[USER_DELETE] = "DELETE FROM users WHERE id = ?",
 	[USER_SET_PASSWORD] = "UPDATE users SET password_hash = ? WHERE id = ?",
-	[USER_SET_LAST_WRITE] = "UPDATE users SET last_write = ? WHERE id = ?",
+	[USER_SET_LAST_WRITE] = SQL_USER_SET_LAST_WRITE,
 	[USER_LIST] =
 		"SELECT u.id, u.username, u.password_hash, u.email, u.status, "
 		"u.quota_kb, u.node, u.alert, u.last_write, u.created, "
@@ -85,9 +69,10 @@ static const char *const user_sql[USER_STMT__MAX] = {
 				"VALUES (?, ?)",
 	[REGISTRATION_FORGET] = "DELETE FROM registration_log WHERE created < ? "
 				"LIMIT 1000",
-	[USER_LOGIN] = USER_LOGIN_COLUMNS,
-	[USER_LOGIN_SHARED] = USER_LOGIN_COLUMNS " LOCK IN SHARE MODE",
-	[USER_LOGIN_EXCLUSIVE] = USER_LOGIN_COLUMNS " FOR UPDATE",
+	/* The login's statements (sql_statements.h: bench/dbceiling.c runs them). */
+	[USER_LOGIN] = SQL_USER_LOGIN,
+	[USER_LOGIN_SHARED] = SQL_USER_LOGIN SQL_SHARE_LOCK,
+	[USER_LOGIN_EXCLUSIVE] = SQL_USER_LOGIN SQL_EXCLUSIVE_LOCK,
 };
 
 static char *dup_value(const struct db_value *v)

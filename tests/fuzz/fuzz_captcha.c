@@ -1,5 +1,5 @@
 /*
- * fuzz_captcha.c - captcha tokens and answers (src/captcha.c) under a
+ * fuzz_captcha.c - captcha tokens and answers (src/captcha_token.c) under a
  * fixed secret and clock, so that the seeds (made by tests/fuzz/mkseeds)
  * hold genuine tokens and the fuzzer gets past the MAC.
  * Input: challenge '\n' response.

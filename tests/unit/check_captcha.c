@@ -1,4 +1,4 @@
-/* check_captcha.c - unit tests for src/captcha.c (tokens, picture; no database). */
+/* check_captcha.c - unit tests for captcha_token.c and captcha_picture.c. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +7,7 @@
 #include <openssl/hmac.h>
 
 #include "captcha.h"
+#include "captcha_picture.h"
 #include "check_suites.h"
 #include "config.h"
 
