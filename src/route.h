@@ -17,7 +17,7 @@
 #ifndef WEAVE_ROUTE_H
 #define WEAVE_ROUTE_H
 
-#include "db.h"
+#include "handler.h"
 #include "request.h"
 #include "response.h"
 
@@ -32,13 +32,6 @@ enum route_flag {
 };
 
 /*
- * A handler fills resp and returns its HTTP status, or HANDLER_RETRY
- * after a deadlock (the dispatcher rolls back and runs it again).
- */
-#define HANDLER_RETRY (-1)
-typedef int (*route_handler)(struct request *req, struct response *resp);
-
-/*
  * The gate's first steps, which need no database: method, URI (path
  * segments and query), route and path fields (e-mail names mapped).
  * Returns 0 and the route's flags, or -1 with the error answered (400
@@ -49,9 +42,5 @@ int route_resolve(struct request *req, struct response *resp, unsigned *flags);
 
 /* Run one request through the gate, its handler and the transaction. */
 void route_dispatch(struct request *req, struct response *resp);
-
-/* Map a storage failure to a response; returns the status or HANDLER_RETRY. */
-int handler_db_failure(struct request *req, struct response *resp,
-		       enum db_status st);
 
 #endif
