@@ -13,6 +13,5 @@ int handler_db_failure(struct request *req, struct response *resp,
 		return HANDLER_RETRY;
 	}
 	/* Every storage failure is "try again later" for a sync client. */
-	resp_error(resp, 503, WEAVE_ERR_NONE);
-	return 503;
+	return resp_error(resp, 503, WEAVE_ERR_NONE);
 }

@@ -114,12 +114,9 @@ static int check_captcha(struct request *req, struct response *resp,
 	if (v == CAPTCHA_OK)
 		return 0;
 	log_info("registration refused: captcha %s", captcha_verdict_text(v));
-	if (v == CAPTCHA_UNAVAILABLE) {
-		resp_error(resp, 503, WEAVE_ERR_NONE);
-		return 503;
-	}
-	resp_error(resp, 400, WEAVE_ERR_CAPTCHA);
-	return 400;
+	if (v == CAPTCHA_UNAVAILABLE)
+		return resp_error(resp, 503, WEAVE_ERR_NONE);
+	return resp_error(resp, 400, WEAVE_ERR_CAPTCHA);
 }
 
 /* 429 when this address registered registration_limit accounts in the window. */
@@ -138,8 +135,7 @@ static int check_registration_rate(struct request *req, struct response *resp,
 			 (long long)count, address, (long long)req->cfg->registration_window);
 		resp_header(resp, "Retry-After", "%lld",
 			    (long long)req->cfg->registration_window);
-		resp_error(resp, 429, WEAVE_ERR_NONE);
-		return 429;
+		return resp_error(resp, 429, WEAVE_ERR_NONE);
 	}
 	return 0;
 }
@@ -200,16 +196,14 @@ int user_create(struct request *req, struct response *resp)
 		address = net;
 	if (!cfg->registration && !admin) {
 		log_info("registration refused: registration is off");
-		resp_error(resp, 400, WEAVE_ERR_UNSUPPORTED_FUNCTION);
-		return 400;
+		return resp_error(resp, 400, WEAVE_ERR_UNSUPPORTED_FUNCTION);
 	}
 	struct json_object *obj = body_parse_json(req, resp);
 	if (obj == NULL)
 		return 400;
 	if (!json_object_is_type(obj, json_type_object)) {
 		json_object_put(obj);
-		resp_error(resp, 400, WEAVE_ERR_JSON);
-		return 400;
+		return resp_error(resp, 400, WEAVE_ERR_JSON);
 	}
 	int exists = 0;
 	enum db_status st = db_user_exists(req->path_user, &exists);
@@ -218,15 +212,13 @@ int user_create(struct request *req, struct response *resp)
 		goto done;
 	}
 	if (exists) {
-		resp_error(resp, 400, WEAVE_ERR_OVERWRITE);
-		status = 400;
+		status = resp_error(resp, 400, WEAVE_ERR_OVERWRITE);
 		goto done;
 	}
 	struct registration reg;
 	int code = user_registration_parse(obj, req->path_user, &reg);
 	if (code != 0) {
-		resp_error(resp, 400, (enum weave_error)code);
-		status = 400;
+		status = resp_error(resp, 400, (enum weave_error)code);
 		goto done;
 	}
 	/* The rate limit first: a refused request must not spend the
@@ -237,8 +229,7 @@ int user_create(struct request *req, struct response *resp)
 		goto done;
 	if (password_hash(reg.password, reg.password_len, (int)cfg->password_cost, hash,
 			  sizeof hash) < 0) {
-		resp_error(resp, 503, WEAVE_ERR_NONE);
-		status = 503;
+		status = resp_error(resp, 503, WEAVE_ERR_NONE);
 		goto done;
 	}
 	/* A new account goes to the storage node with room (PROTOCOL.md B 4.9). */
@@ -247,16 +238,14 @@ int user_create(struct request *req, struct response *resp)
 	if (st == DB_NOT_FOUND) {
 		log_warn("registration refused: every storage node is full "
 			 "(weave-admin node list)");
-		resp_error(resp, 503, WEAVE_ERR_NONE);
-		status = 503;
+		status = resp_error(resp, 503, WEAVE_ERR_NONE);
 		goto done;
 	}
 	if (st == DB_OK)
 		st = db_user_create(req->path_user, hash, reg.email, node, NULL);
 	free(node);
 	if (st == DB_CONFLICT) {
-		resp_error(resp, 400, WEAVE_ERR_OVERWRITE);
-		status = 400;
+		status = resp_error(resp, 400, WEAVE_ERR_OVERWRITE);
 		goto done;
 	}
 	if (st != DB_OK) {
@@ -280,10 +269,8 @@ int user_node(struct request *req, struct response *resp)
 {
 	struct user u;
 	enum db_status st = db_user_get(req->path_user, USER_LOCK_NONE, &u);
-	if (st == DB_NOT_FOUND) {
-		resp_error(resp, 404, WEAVE_ERR_NONE);
-		return 404;
-	}
+	if (st == DB_NOT_FOUND)
+		return resp_error(resp, 404, WEAVE_ERR_NONE);
 	if (st != DB_OK)
 		return handler_db_failure(req, resp, st);
 	struct buf url;
@@ -413,10 +400,8 @@ static int load_path_user_locked(struct request *req, struct response *resp,
 				 struct user *out)
 {
 	enum db_status st = db_user_get(req->path_user, USER_LOCK_EXCLUSIVE, out);
-	if (st == DB_NOT_FOUND) {
-		resp_error(resp, 404, WEAVE_ERR_NONE);
-		return 404;
-	}
+	if (st == DB_NOT_FOUND)
+		return resp_error(resp, 404, WEAVE_ERR_NONE);
 	if (st != DB_OK)
 		return handler_db_failure(req, resp, st);
 	return 0;
@@ -453,8 +438,7 @@ int user_change_password(struct request *req, struct response *resp)
 			log_info("reset code not checked: too many wrong ones from "
 				 "this address");
 			resp_header(resp, "Retry-After", "%lld", (long long)retry_after);
-			resp_error(resp, 429, WEAVE_ERR_NONE);
-			status = 429;
+			status = resp_error(resp, 429, WEAVE_ERR_NONE);
 			goto done;
 		case THROTTLE_DB_FAILED:
 		default:
@@ -468,8 +452,7 @@ int user_change_password(struct request *req, struct response *resp)
 		if (st == DB_NOT_FOUND) {
 			req->reset_code_failed = true;
 			log_info("password change refused: wrong or expired reset code");
-			resp_error(resp, 400, WEAVE_ERR_RESET_CODE);
-			status = 400;
+			status = resp_error(resp, 400, WEAVE_ERR_RESET_CODE);
 			goto done;
 		}
 		if (st != DB_OK) {
@@ -483,11 +466,9 @@ int user_change_password(struct request *req, struct response *resp)
 	OPENSSL_cleanse(password, len);
 	free(password);
 	if (rc > 0) {
-		resp_error(resp, 400, (enum weave_error)rc);
-		status = 400;
+		status = resp_error(resp, 400, (enum weave_error)rc);
 	} else if (rc < 0) {
-		resp_error(resp, 503, WEAVE_ERR_NONE);
-		status = 503;
+		status = resp_error(resp, 503, WEAVE_ERR_NONE);
 	} else {
 		status = answer_text(resp, "success");
 	}
@@ -513,28 +494,22 @@ int user_request_reset(struct request *req, struct response *resp)
 	case THROTTLE_DENY:
 		log_info("password reset refused: too many requests");
 		resp_header(resp, "Retry-After", "%lld", (long long)retry_after);
-		resp_error(resp, 429, WEAVE_ERR_NONE);
-		return 429;
+		return resp_error(resp, 429, WEAVE_ERR_NONE);
 	case THROTTLE_DB_FAILED:
 	default:
 		return handler_db_failure(req, resp, st);
 	}
 	st = db_user_get(req->path_user, USER_LOCK_NONE, &u);
-	if (st == DB_NOT_FOUND) {
-		resp_error(resp, 400, WEAVE_ERR_USERNAME);
-		return 400;
-	}
+	if (st == DB_NOT_FOUND)
+		return resp_error(resp, 400, WEAVE_ERR_USERNAME);
 	if (st != DB_OK)
 		return handler_db_failure(req, resp, st);
 	int rc = user_send_reset_code(req, &u);
 	user_free(&u);
-	if (rc == WEAVE_ERR_NO_EMAIL) {
-		resp_error(resp, 400, WEAVE_ERR_NO_EMAIL);
-		return 400;
-	}
+	if (rc == WEAVE_ERR_NO_EMAIL)
+		return resp_error(resp, 400, WEAVE_ERR_NO_EMAIL);
 	if (rc != 0) {
-		resp_error(resp, 503, WEAVE_ERR_NONE);
-		return 503;
+		return resp_error(resp, 503, WEAVE_ERR_NONE);
 	}
 	return answer_text(resp, "success");
 }
@@ -565,8 +540,7 @@ int user_change_email(struct request *req, struct response *resp)
 	start[len] = '\0';
 	int status;
 	if (!validate_email(start, len) || memchr(start, '\0', len) != NULL) {
-		resp_error(resp, 400, WEAVE_ERR_NO_EMAIL);
-		status = 400;
+		status = resp_error(resp, 400, WEAVE_ERR_NO_EMAIL);
 	} else {
 		enum db_status st = db_user_set_email(req->user->id, start);
 		status = st == DB_OK ? answer_text(resp, start)
@@ -610,6 +584,5 @@ int user_delete(struct request *req, struct response *resp)
 int user_unknown_action(struct request *req, struct response *resp)
 {
 	(void)req;
-	resp_error(resp, 400, WEAVE_ERR_ILLEGAL_METHOD);
-	return 400;
+	return resp_error(resp, 400, WEAVE_ERR_ILLEGAL_METHOD);
 }
