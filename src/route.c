@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "account_name.h"
 #include "auth.h"
 #include "body.h"
 #include "captcha.h"
@@ -211,27 +212,20 @@ static int take_path_fields(struct request *req, struct response *resp,
 			    const struct match *m)
 {
 	if (m->user != NULL) {
-		char *user = (char *)m->user;
-		if (memchr(user, '@', m->user_len) != NULL) {
-			char mapped[33];
-			auth_email_to_username(user, m->user_len, mapped);
-			/* Segments are ours: replace in place (mapped is never longer
-			 * than an e-mail that contains '@' plus 31 bytes; reallocate). */
-			for (size_t i = 0; i < req->nsegments; i++) {
-				if (req->segments[i] == m->user) {
-					free(req->segments[i]);
-					req->segments[i] = xstrdup(mapped);
-					req->segment_lens[i] = 32;
-					user = req->segments[i];
-				}
-			}
-		}
-		ascii_lower(user);
-		if (!validate_username(user, strlen(user))) {
+		char name[USERNAME_MAX + 1];
+		if (!account_name_normalise(m->user, m->user_len, name)) {
 			resp_error(resp, 400, WEAVE_ERR_USERNAME);
 			return -1;
 		}
-		req->path_user = user;
+		/* Segments are ours: the stored name replaces the one given. */
+		for (size_t i = 0; i < req->nsegments; i++) {
+			if (req->segments[i] == m->user) {
+				free(req->segments[i]);
+				req->segments[i] = xstrdup(name);
+				req->segment_lens[i] = strlen(name);
+				req->path_user = req->segments[i];
+			}
+		}
 	}
 	if (m->collection != NULL) {
 		if (!validate_collection(m->collection, m->collection_len)) {
@@ -351,8 +345,7 @@ static int run_handler(struct request *req, struct response *resp,
 				db_rollback();
 				log_info("path user %s does not match the login",
 					 req->path_user);
-				resp_error(resp, 401, WEAVE_ERR_USER_MISMATCH);
-				status = 401;
+				status = resp_error(resp, 401, WEAVE_ERR_USER_MISMATCH);
 				goto finish;
 			}
 			req->timestamp = account_stamp(&user, req->started,
@@ -416,8 +409,7 @@ retry:
 		log_info("deadlock or lost database server; running the request "
 			 "again (attempt %d)", attempt + 2);
 	}
-	resp_error(resp, 503, WEAVE_ERR_NONE);
-	return 503;
+	return resp_error(resp, 503, WEAVE_ERR_NONE);
 }
 
 /*
