@@ -66,10 +66,14 @@ bool login_check_admin_secret(struct request *req)
 }
 
 /*
- * A read may skip the database and use this process's kept row of the
- * account (account_cache.h) when the password is one already verified
- * against that row's hash and the client address is not known to be
- * locked. true with *user filled.
+ * A read may skip the database and answer from this process's kept row
+ * of the account when the client address is not known to be locked,
+ * account_cache_get() still gives the row (unchanged on the change
+ * board, younger than account_cache_seconds; docs/HACKING.md, Caches)
+ * and the password hits the credential cache for that row's hash. Rows
+ * are kept only from logins with no failures on record, so such a login
+ * has nothing to clear and is not recorded with the throttle. true with
+ * *user filled.
  *
  * The request's time is taken before the board is read: see write_begins().
  */
@@ -108,11 +112,7 @@ static void write_begins(struct request *req, const struct user *user)
 	req->started = now_centiseconds();
 }
 
-/*
- * Authenticate and load the user row with the route's lock. On
- * AUTH_DONE, *user is filled (and, for WRITES, a transaction holds its
- * row lock). On failure the response holds the error.
- */
+/* login.h. The order of the checks is that of login.h's head comment. */
 enum auth_outcome login_authenticate(struct request *req, struct response *resp,
 				      bool writes, struct user *user)
 {

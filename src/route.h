@@ -5,13 +5,11 @@
  * Gate order (one status per check): path parses (400/404) → route known
  * (404, 400 11 unknown function) → method allowed (400 1) → path fields
  * valid (400 3 username, 400 13 collection, 400 8 id) → maintenance
- * (503) → body size (413) → credentials present and well formed (401) →
- * database reachable (503) → password right and account enabled (401) →
- * path user = authenticated user (401 5). A login whose account or client
- * address is locked (throttle.h) gets 401 before its password is
- * checked; failed logins are counted after the transaction ends. Then
- * the handler runs inside
- * the route's transaction, which commits when the handler answers < 400
+ * (503) → body size (413) → the login, for NEEDS_AUTH routes (login.h:
+ * 401, or 503 without a database) → path user = authenticated user
+ * (401 5). Failed logins are counted after the transaction ends
+ * (throttle_gate.h). Then the handler runs (handler.h) inside the
+ * route's transaction, which commits when the handler answers < 400
  * and rolls back otherwise; a deadlock runs the whole request again.
  */
 #ifndef WEAVE_ROUTE_H
