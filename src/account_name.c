@@ -29,3 +29,13 @@ bool account_name_normalise(const char *given, size_t len,
 	ascii_lower(out);
 	return true;
 }
+
+bool account_name_is_hashed(const char *name)
+{
+	if (strlen(name) != 32)
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '2' && *p <= '7')))
+			return false;
+	return true;
+}

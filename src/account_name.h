@@ -30,4 +30,7 @@ bool account_name_normalise(const char *given, size_t len,
 /* Is given an e-mail login (does it hold '@')? */
 bool account_name_is_email(const char *given, size_t len);
 
+/* Could the stored name be an e-mail login's (32 base32 characters)? */
+bool account_name_is_hashed(const char *name);
+
 #endif

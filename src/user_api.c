@@ -45,17 +45,6 @@ void user_public_url(const struct request *req, struct buf *out)
 		buf_putc(out, '/');
 }
 
-/* Is name a Sync 1.1 hashed e-mail name (32 base32 characters)? */
-static bool is_hashed_name(const char *name)
-{
-	if (strlen(name) != 32)
-		return false;
-	for (const char *p = name; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= '2' && *p <= '7')))
-			return false;
-	return true;
-}
-
 /* GET user/<u>: 200 "1" taken, "0" free ("1" for all when registration is off). */
 int user_exists(struct request *req, struct response *resp)
 {
@@ -152,7 +141,7 @@ int user_registration_parse(struct json_object *obj, const char *path_user,
 	     (!validate_email(out->email, out->email_len) ||
 	      memchr(out->email, '\0', out->email_len) != NULL)))
 		return WEAVE_ERR_NO_EMAIL;
-	if (out->email != NULL && is_hashed_name(path_user)) {
+	if (out->email != NULL && account_name_is_hashed(path_user)) {
 		char mapped[USERNAME_MAX + 1];
 		if (!account_name_normalise(out->email, out->email_len, mapped) ||
 		    strcmp(mapped, path_user) != 0)

@@ -335,6 +335,9 @@ START_TEST(test_account_name)
 	ck_assert(account_name_normalise("me@localhost", 12, out));
 	ck_assert_uint_eq(strlen(out), 32);
 	ck_assert(!account_name_is_email("alice", 5));
+	ck_assert(account_name_is_hashed(hashed));
+	ck_assert(!account_name_is_hashed("alice"));
+	ck_assert(!account_name_is_hashed("oz7hj2vxbaoedyfygyyfcejz2eycjft1"));
 	/* Longer than a Basic login can be: no account can be reached. */
 	char long_mail[AUTH_USER_MAX + 2];
 	memset(long_mail, 'a', sizeof long_mail);
