@@ -2,11 +2,14 @@
 #include "body.h"
 
 #include <json-c/json.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "auth.h"
+#include "log.h"
+#include "config.h"
 #include "util.h"
 #include "validate.h"
 
@@ -53,4 +56,47 @@ struct json_object *body_parse_json(const struct request *req,
 		return NULL;
 	}
 	return obj;
+}
+
+int body_read(struct request *req, struct response *resp)
+{
+	const struct config *cfg = req->cfg;
+	const char *cl = request_env(req, "CONTENT_LENGTH");
+	int64_t declared = -1;
+	size_t limit = (size_t)cfg->max_request_bytes;
+
+	if (cl != NULL && *cl != '\0' &&
+	    parse_int64(cl, 0, INT64_MAX, &declared) < 0) {
+		resp_error(resp, 400, WEAVE_ERR_NONE);
+		return -1;
+	}
+	if (declared > (int64_t)limit) {
+		log_info("request body of %lld bytes is over max_request_bytes (%zu)",
+			 (long long)declared, limit);
+		resp_error(resp, 413, WEAVE_ERR_SIZE_LIMIT);
+		return -1;
+	}
+	size_t want = declared >= 0 ? (size_t)declared : limit + 1;
+	size_t cap = declared >= 0 ? want : 65536;
+	char *body = xmalloc(cap + 1);
+	size_t have = 0;
+	while (have < want && req->read_body != NULL) {
+		if (have == cap) {
+			cap = cap * 2 > limit + 1 ? limit + 1 : cap * 2;
+			body = xrealloc(body, cap + 1);
+		}
+		long n = req->read_body(req->read_ctx, body + have, cap - have);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+	}
+	if (have > limit) {
+		free(body);
+		resp_error(resp, 413, WEAVE_ERR_SIZE_LIMIT);
+		return -1;
+	}
+	body[have] = '\0';
+	req->body = body;
+	req->body_len = have;
+	return 0;
 }

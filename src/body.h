@@ -15,6 +15,14 @@
 struct json_object;
 
 /*
+ * Read the request body into req->body (NUL-terminated, req->body_len
+ * bytes), at most max_request_bytes. Returns 0, or -1 with the error
+ * answered: 400 for a bad Content-Length, 413 17 for a body over the
+ * limit (declared or sent).
+ */
+int body_read(struct request *req, struct response *resp);
+
+/*
  * The whole body as one JSON value (UTF-8, strict JSON, nesting depth
  * 64, only blanks after it). On failure answers 400 6 and returns NULL. The
  * caller releases the value with json_object_put().

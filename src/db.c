@@ -54,11 +54,6 @@ void db_configure(const struct config *cfg)
 	db_cfg = cfg;
 }
 
-bool db_is_connected(void)
-{
-	return conn != NULL;
-}
-
 bool db_in_transaction(void)
 {
 	return in_transaction;

@@ -60,7 +60,6 @@ typedef int (*db_row_fn)(void *ctx, const struct db_value *row, size_t ncols);
 void db_configure(const struct config *cfg);
 /* Connect if not connected. DB_OK or DB_UNAVAILABLE. */
 enum db_status db_connect(void);
-bool db_is_connected(void);
 void db_disconnect(void);
 
 enum db_status db_begin(void);

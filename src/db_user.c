@@ -22,7 +22,6 @@ enum user_stmt {
 	USER_DELETE,
 	USER_SET_PASSWORD,
 	USER_SET_LAST_WRITE,
-	USER_LIST,
 	USER_SET_EMAIL,
 	RESET_STORE,
 	RESET_TAKE,
@@ -51,12 +50,6 @@ static const char *const user_sql[USER_STMT__MAX] = {
 	[USER_DELETE] = "DELETE FROM users WHERE id = ?",
 	[USER_SET_PASSWORD] = "UPDATE users SET password_hash = ? WHERE id = ?",
 	[USER_SET_LAST_WRITE] = SQL_USER_SET_LAST_WRITE,
-	[USER_LIST] =
-		"SELECT u.id, u.username, u.password_hash, u.email, u.status, "
-		"u.quota_kb, u.node, u.alert, u.last_write, u.created, "
-		"COUNT(w.id), CAST(COALESCE(SUM(w.payload_size), 0) AS SIGNED) "
-		"FROM users u LEFT JOIN wbo w ON w.user_id = u.id "
-		"GROUP BY u.id ORDER BY u.username",
 	[USER_SET_EMAIL] = "UPDATE users SET email = ? WHERE id = ?",
 	[RESET_STORE] = "REPLACE INTO reset_codes (user_id, code_hash, expires) "
 			"VALUES (?, ?, ?)",
@@ -272,12 +265,6 @@ static int list_row(void *ctx, const struct db_value *row, size_t ncols)
 	int rc = l->fn(l->ctx, &u, row[10].i, row[11].i);
 	user_free(&u);
 	return rc;
-}
-
-enum db_status db_user_list(db_user_fn fn, void *ctx)
-{
-	struct list_ctx l = { fn, ctx };
-	return db_run(user_sql[USER_LIST], NULL, 0, list_row, &l, NULL);
 }
 
 enum db_status db_user_set_email(int64_t id, const char *email)

@@ -81,8 +81,6 @@ enum db_status db_user_set_last_write(int64_t id, int64_t timestamp);
 
 typedef int (*db_user_fn)(void *ctx, const struct user *u, int64_t records,
 			  int64_t bytes);
-/* Every user in name order, with record count and stored bytes. */
-enum db_status db_user_list(db_user_fn fn, void *ctx);
 
 enum db_status db_user_set_email(int64_t id, const char *email);
 
@@ -137,7 +135,7 @@ struct user_filter {
 	int64_t now;           /* centiseconds: records expired by then are not counted */
 };
 
-/* Like db_user_list(), restricted, sorted and limited by f. */
+/* Users with record count and stored bytes, restricted, sorted and limited by f. */
 enum db_status db_user_search(const struct user_filter *f, db_user_fn fn,
 			      void *ctx);
 

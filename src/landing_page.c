@@ -20,10 +20,8 @@ static bool wants_json(const struct request *req)
 
 int landing_page(struct request *req, struct response *resp)
 {
-	if (wants_json(req)) {
-		resp_error(resp, 404, WEAVE_ERR_NONE);
-		return 404;
-	}
+	if (wants_json(req))
+		return resp_error(resp, 404, WEAVE_ERR_NONE);
 	struct buf url, body;
 	buf_init(&url, 4096);
 	buf_init(&body, 16384);

@@ -35,11 +35,6 @@ void log_set_level(enum log_level level)
 	current_level = level;
 }
 
-enum log_level log_get_level(void)
-{
-	return current_level;
-}
-
 void log_set_program(const char *name)
 {
 	program = name;

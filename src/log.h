@@ -21,7 +21,6 @@ enum log_level {
 /* Returns 0 and sets *level for "error", "warn", "info" or "debug", else -1. */
 int log_level_parse(const char *name, enum log_level *level);
 void log_set_level(enum log_level level);
-enum log_level log_get_level(void);
 /* Name printed as the program in each line (default "weave"). */
 void log_set_program(const char *name);
 

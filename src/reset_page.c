@@ -8,15 +8,14 @@
 
 #include <openssl/crypto.h>
 
-#include "auth.h"
+#include "account_name.h"
 #include "buf.h"
 #include "db_user.h"
 #include "html.h"
 #include "log.h"
 #include "password.h"
-#include "reset_code.h"
+#include "reset_flow.h"
 #include "throttle.h"
-#include "user_api.h"
 #include "util.h"
 #include "validate.h"
 
@@ -98,21 +97,10 @@ static void new_password_again(struct response *resp, int status,
 	buf_free(&e);
 }
 
-/* The account name as typed: lower-cased, e-mail logins hashed; NULL if invalid. */
+/* The account name as typed (account_name.h); false if it is none. */
 static bool account_name(const char *typed, char out[USERNAME_MAX + 1])
 {
-	size_t len = strlen(typed);
-	if (memchr(typed, '@', len) != NULL) {
-		if (!validate_email(typed, len))
-			return false;
-		auth_email_to_username(typed, len, out);
-		return true;
-	}
-	if (!validate_username(typed, len))
-		return false;
-	memcpy(out, typed, len + 1);
-	ascii_lower(out);
-	return true;
+	return account_name_normalise(typed, strlen(typed), out);
 }
 
 /* POST uid=NAME: mail a code; the answer never tells whether NAME exists. */
@@ -144,7 +132,7 @@ static int send_link(struct request *req, struct response *resp, const char *uid
 	}
 	st = db_user_get(name, USER_LOCK_NONE, &u);
 	if (st == DB_OK) {
-		int rc = user_send_reset_code(req, &u);
+		int rc = reset_send_code(req, &u);
 		if (rc == WEAVE_ERR_NO_EMAIL)
 			log_info("password reset for %s: no e-mail address on file", name);
 		else if (rc != 0)
@@ -181,7 +169,6 @@ static int set_password(struct request *req, struct response *resp)
 	const struct query_param *pw = request_param(req, "password");
 	const char *confirm = field(req, "confirm");
 	char name[USERNAME_MAX + 1];
-	unsigned char hash[32];
 	struct user u;
 
 	if (username == NULL || !account_name(username, name)) {
@@ -202,15 +189,24 @@ static int set_password(struct request *req, struct response *resp)
 		return 400;
 	}
 	enum db_status st;
-	int64_t retry_after;
-	switch (throttle_code_check(req->cfg, request_client_address(req),
-				    (int64_t)time(NULL), &retry_after, &st)) {
-	case THROTTLE_ALLOW:
+	int64_t retry_after = 0;
+	memset(&u, 0, sizeof u);
+	if (db_begin() != DB_OK)
+		goto unavailable;
+	st = db_user_get(name, USER_LOCK_EXCLUSIVE, &u);
+	if (st != DB_OK && st != DB_NOT_FOUND)
+		goto unavailable;
+	switch (reset_redeem_code(req, st == DB_OK ? &u : NULL, key, &retry_after,
+				  &st)) {
+	case RESET_REDEEM_OK: {
+		int rc = reset_store_password(req, &u, pw->value, pw->value_len);
+		st = rc == 0 ? DB_OK : DB_ERROR;
 		break;
-	case THROTTLE_DENY: {
+	}
+	case RESET_REDEEM_THROTTLED: {
 		char why[160];
-		log_info("reset code for %s not checked: too many wrong ones from "
-			 "this address", name);
+		db_rollback();
+		user_free(&u);
 		snprintf(why, sizeof why,
 			 "Too many wrong reset codes came from your network. Please "
 			 "try again in %lld minutes.", (long long)(retry_after + 59) / 60);
@@ -218,27 +214,9 @@ static int set_password(struct request *req, struct response *resp)
 		new_password_again(resp, 429, username, key, why);
 		return 429;
 	}
-	case THROTTLE_DB_FAILED:
-	default:
-		goto unavailable;
-	}
-	if (db_begin() != DB_OK)
-		goto unavailable;
-	st = db_user_get(name, USER_LOCK_EXCLUSIVE, &u);
-	if (st == DB_OK) {
-		if (key == NULL || reset_code_hash(key, hash) < 0)
-			st = DB_NOT_FOUND;
-		else
-			st = db_reset_take(u.id, hash, (int64_t)time(NULL));
-		if (st == DB_OK) {
-			int rc = user_store_password(req, &u, pw->value, pw->value_len);
-			st = rc == 0 ? DB_OK : DB_ERROR;
-		}
-		user_free(&u);
-	}
-	if (st == DB_NOT_FOUND) {
+	case RESET_REDEEM_WRONG:
 		db_rollback();
-		req->reset_code_failed = true;
+		user_free(&u);
 		log_info("password reset for %s refused: wrong, used or expired code",
 			 name);
 		new_password_page(resp, 400, username, key,
@@ -246,7 +224,11 @@ static int set_password(struct request *req, struct response *resp)
 				  "against the mail and try again below, or "
 				  "<a href=\"weave-password-reset\">ask for a new one</a>.");
 		return 400;
+	case RESET_REDEEM_DB_FAILED:
+	default:
+		break;
 	}
+	user_free(&u);
 	if (st != DB_OK || db_commit() != DB_OK)
 		goto unavailable;
 	html_page(resp, 200, "Password changed",

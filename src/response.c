@@ -74,7 +74,7 @@ void resp_html(struct response *resp, const char *html, size_t len)
 	buf_append(&resp->body, html, len);
 }
 
-void resp_error(struct response *resp, int status, enum weave_error code)
+int resp_error(struct response *resp, int status, enum weave_error code)
 {
 	resp->status = status;
 	resp->content_type = "application/json";
@@ -90,6 +90,7 @@ void resp_error(struct response *resp, int status, enum weave_error code)
 		resp_header(resp, "Retry-After", "%lld",
 			    (long long)resp->retry_after);
 	}
+	return status;
 }
 
 const char *http_status_text(int status)

@@ -72,8 +72,9 @@ void resp_text(struct response *resp, const char *text);
 /* 200 with text/html. */
 void resp_html(struct response *resp, const char *html, size_t len);
 
-/* The single error exit. */
-void resp_error(struct response *resp, int status, enum weave_error code);
+/* The single error exit; returns status, so a handler writes
+ * `return resp_error(resp, 400, WEAVE_ERR_JSON);`. */
+int resp_error(struct response *resp, int status, enum weave_error code);
 
 const char *http_status_text(int status);
 

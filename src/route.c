@@ -1,4 +1,4 @@
-/* route.c - the route table, the gate and the transaction around a handler. */
+/* route.c - the route table, the gate and the transaction around a handler (the login is login.c). */
 #include "route.h"
 
 #include <stdbool.h>
@@ -8,22 +8,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
-
-#include "account_cache.h"
+#include "account_name.h"
 #include "auth.h"
+#include "body.h"
 #include "captcha.h"
-#include "change_board.h"
 #include "config.h"
 #include "db_history.h"
 #include "db_user.h"
 #include "landing_page.h"
 #include "log.h"
-#include "password.h"
+#include "login.h"
 #include "reset_page.h"
 #include "settings.h"
 #include "storage_api.h"
-#include "throttle.h"
+#include "throttle_gate.h"
 #include "user_api.h"
 #include "util.h"
 #include "validate.h"
@@ -216,27 +214,20 @@ static int take_path_fields(struct request *req, struct response *resp,
 			    const struct match *m)
 {
 	if (m->user != NULL) {
-		char *user = (char *)m->user;
-		if (memchr(user, '@', m->user_len) != NULL) {
-			char mapped[33];
-			auth_email_to_username(user, m->user_len, mapped);
-			/* Segments are ours: replace in place (mapped is never longer
-			 * than an e-mail that contains '@' plus 31 bytes; reallocate). */
-			for (size_t i = 0; i < req->nsegments; i++) {
-				if (req->segments[i] == m->user) {
-					free(req->segments[i]);
-					req->segments[i] = xstrdup(mapped);
-					req->segment_lens[i] = 32;
-					user = req->segments[i];
-				}
-			}
-		}
-		ascii_lower(user);
-		if (!validate_username(user, strlen(user))) {
+		char name[USERNAME_MAX + 1];
+		if (!account_name_normalise(m->user, m->user_len, name)) {
 			resp_error(resp, 400, WEAVE_ERR_USERNAME);
 			return -1;
 		}
-		req->path_user = user;
+		/* Segments are ours: the stored name replaces the one given. */
+		for (size_t i = 0; i < req->nsegments; i++) {
+			if (req->segments[i] == m->user) {
+				free(req->segments[i]);
+				req->segments[i] = xstrdup(name);
+				req->segment_lens[i] = strlen(name);
+				req->path_user = req->segments[i];
+			}
+		}
 	}
 	if (m->collection != NULL) {
 		if (!validate_collection(m->collection, m->collection_len)) {
@@ -253,411 +244,6 @@ static int take_path_fields(struct request *req, struct response *resp,
 		req->record_id = m->record_id;
 	}
 	return 0;
-}
-
-static int read_body(struct request *req, struct response *resp)
-{
-	const struct config *cfg = req->cfg;
-	const char *cl = request_env(req, "CONTENT_LENGTH");
-	int64_t declared = -1;
-	size_t limit = (size_t)cfg->max_request_bytes;
-
-	if (cl != NULL && *cl != '\0' &&
-	    parse_int64(cl, 0, INT64_MAX, &declared) < 0) {
-		resp_error(resp, 400, WEAVE_ERR_NONE);
-		return -1;
-	}
-	if (declared > (int64_t)limit) {
-		log_info("request body of %lld bytes is over max_request_bytes (%zu)",
-			 (long long)declared, limit);
-		resp_error(resp, 413, WEAVE_ERR_SIZE_LIMIT);
-		return -1;
-	}
-	size_t want = declared >= 0 ? (size_t)declared : limit + 1;
-	size_t cap = declared >= 0 ? want : 65536;
-	char *body = xmalloc(cap + 1);
-	size_t have = 0;
-	while (have < want && req->read_body != NULL) {
-		if (have == cap) {
-			cap = cap * 2 > limit + 1 ? limit + 1 : cap * 2;
-			body = xrealloc(body, cap + 1);
-		}
-		long n = req->read_body(req->read_ctx, body + have, cap - have);
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-	}
-	if (have > limit) {
-		free(body);
-		resp_error(resp, 413, WEAVE_ERR_SIZE_LIMIT);
-		return -1;
-	}
-	body[have] = '\0';
-	req->body = body;
-	req->body_len = have;
-	return 0;
-}
-
-/* A hash that no password matches, verified for unknown users so that
- * their answers take as long as those for real accounts. */
-static const char *dummy_hash(int cost)
-{
-	static char hash[PASSWORD_HASH_MAX];
-	static int hash_cost;
-	if (hash_cost != cost) {
-		unsigned char random_password[16] = { 0 };
-		if (password_hash((const char *)random_password,
-				  sizeof random_password, cost, hash,
-				  sizeof hash) == 0)
-			hash_cost = cost;
-	}
-	return hash;
-}
-
-int handler_db_failure(struct request *req, struct response *resp,
-		       enum db_status st)
-{
-	if (st == DB_RETRY)
-		return HANDLER_RETRY;
-	/* The server went away before anything was committed: run the
-	 * request once more, on the next server of db_host. */
-	if (st == DB_UNAVAILABLE && !req->db_tried_again) {
-		req->db_tried_again = true;
-		return HANDLER_RETRY;
-	}
-	/* Every storage failure is "try again later" for a sync client. */
-	resp_error(resp, 503, WEAVE_ERR_NONE);
-	return 503;
-}
-
-/* May the admin secret be checked from this address? 1 yes, 0 no, -1 *st failed. */
-static int gate_address_allowed(struct request *req, enum db_status *st)
-{
-	switch (throttle_address_check(req->cfg, request_client_address(req),
-				       now_centiseconds() / 100, st)) {
-	case THROTTLE_ALLOW:
-		return 1;
-	case THROTTLE_DENY:
-		return 0;
-	case THROTTLE_DB_FAILED:
-	default:
-		return -1;
-	}
-}
-
-/* Names reaching here are valid, so never longer than the field. */
-static void copy_name(char *dst, size_t cap, const char *name)
-{
-	size_t len = name != NULL ? strnlen(name, cap - 1) : 0;
-	memcpy(dst, name != NULL ? name : "", len);
-	dst[len] = '\0';
-}
-
-/* The secret tried on name (NULL: no account) was wrong: count it.
- * user_id: the account's id, 0 if there is none. */
-static void gate_login_failed(struct request *req, const char *name,
-			      int64_t user_id)
-{
-	req->login_failed = true;
-	copy_name(req->failed_name, sizeof req->failed_name, name);
-	req->failed_user_id = user_id;
-}
-
-/* name logged in correctly: see throttle_login_success_to_record(). */
-static void gate_login_succeeded(struct request *req, const char *name)
-{
-	if (req->success_to_record)
-		copy_name(req->succeeded_name, sizeof req->succeeded_name, name);
-}
-
-/*
- * Count or record logins and wrong reset codes now that the request's
- * transaction is over. A failed login also stops every process answering
- * the account from a kept row (account_cache.h) until the database, which
- * holds its count and lock, has been asked again; an address it locks is
- * published the same way.
- */
-static void settle_logins(struct request *req)
-{
-	if (req->login_failed) {
-		const char *address = request_client_address(req);
-		int64_t locked_until = throttle_login_failed(
-			req->cfg, req->failed_name[0] != '\0' ? req->failed_name : NULL,
-			address, now_centiseconds() / 100);
-		if (req->failed_user_id != 0)
-			change_board_bump(req->failed_user_id);
-		if (locked_until > 0)
-			change_board_note_address_lock(address, locked_until);
-	}
-	if (req->succeeded_name[0] != '\0')
-		throttle_login_succeeded(req->cfg, req->succeeded_name,
-					 request_client_address(req),
-					 now_centiseconds() / 100);
-	if (req->reset_code_failed)
-		throttle_code_failed(req->cfg, request_client_address(req),
-				     now_centiseconds() / 100);
-}
-
-/*
- * X-Weave-Secret against the configured admin secret, compared in
- * constant time; a wrong one counts as a failed login of the client
- * address, and a locked address is not checked at all.
- */
-static bool check_admin_secret(struct request *req)
-{
-	const char *secret = req->cfg->admin_secret;
-	const char *given = request_header(req, "X-Weave-Secret");
-	enum db_status st;
-	if (secret == NULL || secret[0] == '\0' || given == NULL)
-		return false;
-	int allowed = gate_address_allowed(req, &st);
-	if (allowed <= 0) {
-		log_info("admin secret not checked: %s",
-			 allowed == 0 ? "the client address is locked"
-				      : db_status_text(st));
-		return false;
-	}
-	size_t len = strlen(secret);
-	if (strlen(given) == len && bytes_equal_const_time(secret, given, len))
-		return true;
-	log_info("wrong admin secret");
-	gate_login_failed(req, NULL, 0);
-	return false;
-}
-
-enum auth_outcome { AUTH_DONE, AUTH_FAILED, AUTH_RETRY };
-
-/*
- * A read may skip the database and use this process's kept row of the
- * account (account_cache.h) when the password is one already verified
- * against that row's hash and the client address is not known to be
- * locked. true with *user filled.
- *
- * The request's time is taken before the board is read: see write_begins().
- */
-static bool login_from_kept_row(struct request *req,
-				const struct credentials *cred, struct user *user)
-{
-	int64_t started = now_centiseconds();
-	int64_t now = started / 100;
-	change_board_refresh();
-	if (now < change_board_address_locked_until(request_client_address(req)))
-		return false;
-	if (!account_cache_get(cred->username, now, user))
-		return false;
-	if (!auth_cache_lookup(cred->username, user->password_hash, cred->password,
-			       cred->password_len)) {
-		user_free(user);
-		return false;
-	}
-	req->started = started;
-	return true;
-}
-
-/* The password KDF, counted on the board (weave-admin cache). */
-static enum password_verdict verify_password(const struct credentials *cred,
-					     const char *stored, int cost)
-{
-	change_board_count(BOARD_VERIFICATIONS);
-	return password_verify(cred->password, cred->password_len, stored, cost);
-}
-
-/*
- * The KDF for credentials the cache did not vouch for, run at most once
- * per host at a time: if another process is verifying the same ones, its
- * verdict is awaited instead (auth.h).
- */
-static enum password_verdict verify_once(const struct credentials *cred,
-					 const char *stored, int cost)
-{
-	if (auth_cache_wait_or_claim(cred->username, stored, cred->password,
-				     cred->password_len))
-		return PASSWORD_OK;
-	enum password_verdict v = verify_password(cred, stored, cost);
-	if (v == PASSWORD_OK || v == PASSWORD_OK_REHASH)
-		auth_cache_store(cred->username, stored, cred->password,
-				 cred->password_len);
-	else
-		auth_cache_abandon(cred->username, stored, cred->password,
-				   cred->password_len);
-	return v;
-}
-
-/*
- * A write now holds its account's row lock, until its commit. It marks the
- * account changed on the board, and only then takes its time, from which
- * its timestamp follows. That keeps X-Weave-Timestamp a safe high-water
- * mark for newer=: a read that found the board unmarked took its own time
- * earlier, so it answers with a timestamp below this write's; a read that
- * finds it marked reads the row LOCK IN SHARE MODE and waits for the
- * commit. (The time is taken after the lock for reads of the database
- * too: one that read the row just before the lock started earlier.)
- */
-static void write_begins(struct request *req, const struct user *user)
-{
-	change_board_bump(user->id);
-	req->started = now_centiseconds();
-}
-
-/*
- * Authenticate and load the user row with the route's lock. On
- * AUTH_DONE, *user is filled (and, for WRITES, a transaction holds its
- * row lock). On failure the response holds the error.
- */
-static enum auth_outcome authenticate(struct request *req, struct response *resp,
-				      unsigned flags, struct user *user)
-{
-	const struct config *cfg = req->cfg;
-	struct credentials cred;
-	const char *source = NULL;
-	enum auth_outcome outcome = AUTH_FAILED;
-	enum db_status st;
-	bool writes = (flags & WRITES) != 0;
-	char *verified_hash = NULL; /* the stored hash the KDF accepted */
-
-	enum auth_parse_status ps =
-		auth_parse_basic(auth_find_header(req, &source), &cred);
-	if (ps != AUTH_PARSE_OK) {
-		log_info("authentication failed: %s%s%s", auth_parse_status_text(ps),
-			 source ? " in " : "", source ? source : "");
-		resp_error(resp, 401, WEAVE_ERR_NONE);
-		goto done;
-	}
-	log_set_request(req->id, cred.username);
-	log_debug("credentials found in %s", source);
-	if (!validate_username(cred.username, cred.username_len)) {
-		log_info("authentication failed: invalid user name");
-		resp_error(resp, 401, WEAVE_ERR_NONE);
-		goto done;
-	}
-	struct login_subjects subjects;
-	throttle_login_subjects(cfg, cred.username, request_client_address(req),
-				&subjects);
-
-	if (!writes && login_from_kept_row(req, &cred, user)) {
-		outcome = AUTH_DONE;
-		goto done;
-	}
-	for (int attempt = 0; attempt < 2; attempt++) {
-		req->started = now_centiseconds();
-		if (writes) {
-			st = db_begin();
-			if (st != DB_OK)
-				goto db_failed;
-		}
-		/* Reads may keep the row they read (account_cache.h). */
-		struct account_probe probe = { 0 };
-		if (!writes)
-			account_cache_probe(cred.username, &probe);
-		struct login_counters counters;
-		st = db_user_get_login(cred.username,
-				       writes ? USER_LOCK_EXCLUSIVE : USER_LOCK_SHARED,
-				       &subjects, req->started / 100, user,
-				       &counters);
-		if (st != DB_OK && st != DB_NOT_FOUND)
-			goto db_failed;
-		if (throttle_login_locked(&counters, req->started / 100)) {
-			/* Perhaps locked by another web server: tell this
-			 * host's processes, so kept rows do not bypass it. */
-			if (st == DB_OK)
-				change_board_bump(user->id);
-			change_board_note_address_lock(request_client_address(req),
-						       counters.address_locked_until);
-			db_rollback();
-			resp_error(resp, 401, WEAVE_ERR_NONE);
-			goto done;
-		}
-		req->success_to_record =
-			throttle_login_success_to_record(&counters, req->started / 100);
-		if (st == DB_NOT_FOUND) {
-			db_rollback();
-			verify_password(&cred, dummy_hash((int)cfg->password_cost),
-					(int)cfg->password_cost);
-			log_info("authentication failed: no such user");
-			gate_login_failed(req, cred.username, 0);
-			resp_error(resp, 401, WEAVE_ERR_NONE);
-			goto done;
-		}
-		if (user->status != 1) {
-			db_rollback();
-			/* Pay for the hash as every other refusal does: a fast
-			 * answer would tell that the account exists. */
-			enum password_verdict pv = verify_password(
-				&cred, user->password_hash, (int)cfg->password_cost);
-			if (pv != PASSWORD_OK && pv != PASSWORD_OK_REHASH)
-				gate_login_failed(req, cred.username, user->id);
-			log_info("authentication failed: account disabled");
-			resp_error(resp, 401, WEAVE_ERR_NONE);
-			goto done;
-		}
-		/* Kept only with no failures on record: a kept row's logins
-		 * never clear any (gate_login_succeeded). */
-		bool keep = !writes && !counters.name_counted;
-		bool verified = verified_hash != NULL &&
-				strcmp(verified_hash, user->password_hash) == 0;
-		if (verified || auth_cache_lookup(cred.username, user->password_hash,
-						  cred.password, cred.password_len)) {
-			gate_login_succeeded(req, cred.username);
-			if (keep)
-				account_cache_put(&probe, user, req->started / 100);
-			if (writes)
-				write_begins(req, user);
-			outcome = AUTH_DONE;
-			goto done;
-		}
-		if (attempt == 1)
-			break; /* the hash changed while we verified: give up */
-		/* Never hold the row lock while the slow KDF runs. */
-		db_rollback();
-		enum password_verdict v =
-			verify_once(&cred, user->password_hash, (int)cfg->password_cost);
-		if (v == PASSWORD_BAD_HASH)
-			log_error("stored password hash has an unknown format");
-		if (v != PASSWORD_OK && v != PASSWORD_OK_REHASH) {
-			log_info("authentication failed: wrong password");
-			gate_login_failed(req, cred.username, user->id);
-			resp_error(resp, 401, WEAVE_ERR_NONE);
-			goto done;
-		}
-		if (v == PASSWORD_OK_REHASH) {
-			char fresh[PASSWORD_HASH_MAX];
-			if (password_hash(cred.password, cred.password_len,
-					  (int)cfg->password_cost, fresh,
-					  sizeof fresh) == 0 &&
-			    db_user_set_password(user->id, fresh) == DB_OK) {
-				log_info("password re-hashed with the current scheme");
-				free(user->password_hash);
-				user->password_hash = xstrdup(fresh);
-			}
-		}
-		if (v == PASSWORD_OK_REHASH)
-			auth_cache_store(cred.username, user->password_hash,
-					 cred.password, cred.password_len);
-		gate_login_succeeded(req, cred.username);
-		if (!writes) {
-			if (keep)
-				account_cache_put(&probe, user, req->started / 100);
-			outcome = AUTH_DONE;
-			goto done;
-		}
-		/* Load again, now under the row lock; the password holds if the
-		 * hash is still the one just verified (the credential cache may
-		 * be off). */
-		verified_hash = xstrdup(user->password_hash);
-		user_free(user);
-	}
-	log_info("authentication failed: password changed during the request");
-	resp_error(resp, 401, WEAVE_ERR_NONE);
-	goto done;
-
-db_failed:
-	db_rollback();
-	outcome = handler_db_failure(req, resp, st) == HANDLER_RETRY ? AUTH_RETRY
-								      : AUTH_FAILED;
-done:
-	free(verified_hash);
-	auth_credentials_wipe(&cred);
-	return outcome;
 }
 
 /*
@@ -761,7 +347,8 @@ static int run_handler(struct request *req, struct response *resp,
 				  auth_find_header(req, &source) == NULL)) ||
 				((r->flags & ADMIN_SECRET_OK) && req->admin_secret_ok);
 		if ((r->flags & NEEDS_AUTH) && !stand_in) {
-			enum auth_outcome a = authenticate(req, resp, r->flags, &user);
+			enum auth_outcome a = login_authenticate(req, resp,
+							      (r->flags & WRITES) != 0, &user);
 			if (a == AUTH_RETRY)
 				goto retry;
 			if (a == AUTH_FAILED) {
@@ -776,8 +363,7 @@ static int run_handler(struct request *req, struct response *resp,
 				db_rollback();
 				log_info("path user %s does not match the login",
 					 req->path_user);
-				resp_error(resp, 401, WEAVE_ERR_USER_MISMATCH);
-				status = 401;
+				status = resp_error(resp, 401, WEAVE_ERR_USER_MISMATCH);
 				goto finish;
 			}
 			req->timestamp = account_stamp(&user, req->started,
@@ -842,8 +428,7 @@ retry:
 			 "again (attempt %d)", attempt + 2);
 		pause_before_retry(attempt);
 	}
-	resp_error(resp, 503, WEAVE_ERR_NONE);
-	return 503;
+	return resp_error(resp, 503, WEAVE_ERR_NONE);
 }
 
 /*
@@ -902,12 +487,12 @@ void route_dispatch(struct request *req, struct response *resp)
 		resp_error(resp, 503, WEAVE_ERR_NONE);
 		return;
 	}
-	if ((r->flags & READS_BODY) && read_body(req, resp) < 0)
+	if ((r->flags & READS_BODY) && body_read(req, resp) < 0)
 		return;
 	if (r->flags & ADMIN_SECRET_OK)
-		req->admin_secret_ok = check_admin_secret(req);
+		req->admin_secret_ok = login_check_admin_secret(req);
 	run_handler(req, resp, r);
 	db_rollback(); /* nothing may stay open between requests */
 	db_history_cancel();
-	settle_logins(req);
+	gate_settle_logins(req);
 }

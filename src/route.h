@@ -5,19 +5,17 @@
  * Gate order (one status per check): path parses (400/404) → route known
  * (404, 400 11 unknown function) → method allowed (400 1) → path fields
  * valid (400 3 username, 400 13 collection, 400 8 id) → maintenance
- * (503) → body size (413) → credentials present and well formed (401) →
- * database reachable (503) → password right and account enabled (401) →
- * path user = authenticated user (401 5). A login whose account or client
- * address is locked (throttle.h) gets 401 before its password is
- * checked; failed logins are counted after the transaction ends. Then
- * the handler runs inside
- * the route's transaction, which commits when the handler answers < 400
+ * (503) → body size (413) → the login, for NEEDS_AUTH routes (login.h:
+ * 401, or 503 without a database) → path user = authenticated user
+ * (401 5). Failed logins are counted after the transaction ends
+ * (throttle_gate.h). Then the handler runs (handler.h) inside the
+ * route's transaction, which commits when the handler answers < 400
  * and rolls back otherwise; a deadlock runs the whole request again.
  */
 #ifndef WEAVE_ROUTE_H
 #define WEAVE_ROUTE_H
 
-#include "db.h"
+#include "handler.h"
 #include "request.h"
 #include "response.h"
 
@@ -32,13 +30,6 @@ enum route_flag {
 };
 
 /*
- * A handler fills resp and returns its HTTP status, or HANDLER_RETRY
- * after a deadlock (the dispatcher rolls back and runs it again).
- */
-#define HANDLER_RETRY (-1)
-typedef int (*route_handler)(struct request *req, struct response *resp);
-
-/*
  * The gate's first steps, which need no database: method, URI (path
  * segments and query), route and path fields (e-mail names mapped).
  * Returns 0 and the route's flags, or -1 with the error answered (400
@@ -49,9 +40,5 @@ int route_resolve(struct request *req, struct response *resp, unsigned *flags);
 
 /* Run one request through the gate, its handler and the transaction. */
 void route_dispatch(struct request *req, struct response *resp);
-
-/* Map a storage failure to a response; returns the status or HANDLER_RETRY. */
-int handler_db_failure(struct request *req, struct response *resp,
-		       enum db_status st);
 
 #endif

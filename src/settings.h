@@ -29,11 +29,8 @@ struct operator_settings {
 void settings_current(const struct config *cfg, int64_t now_seconds,
 		      struct operator_settings *out);
 
-/* Forget the cached values (the next call reads the table). */
-void settings_invalidate(void);
-
-/* For weave-admin: write one setting; value NULL deletes it. */
-enum db_status settings_store(const char *name, const char *value);
+/* For weave-admin: the table's own values ("" when unset), each into a
+ * buffer of cap bytes. Writing one is db_settings_store(). */
 enum db_status settings_load(char *backoff, char *maintenance, char *retry_after,
 			     size_t cap);
 

@@ -9,10 +9,10 @@
 #include "config.h"
 #include "db_storage.h"
 #include "db_user.h"
+#include "handler.h"
 #include "log.h"
 #include "output.h"
 #include "query.h"
-#include "route.h"
 #include "stamp_cache.h"
 #include "util.h"
 #include "validate.h"
@@ -159,16 +159,14 @@ int storage_info_quota(struct request *req, struct response *resp)
 int storage_illegal_method(struct request *req, struct response *resp)
 {
 	(void)req;
-	resp_error(resp, 400, WEAVE_ERR_ILLEGAL_METHOD);
-	return 400;
+	return resp_error(resp, 400, WEAVE_ERR_ILLEGAL_METHOD);
 }
 
 /* 400 11. */
 int storage_unsupported_function(struct request *req, struct response *resp)
 {
 	(void)req;
-	resp_error(resp, 400, WEAVE_ERR_UNSUPPORTED_FUNCTION);
-	return 400;
+	return resp_error(resp, 400, WEAVE_ERR_UNSUPPORTED_FUNCTION);
 }
 
 /* ---- storage/ -------------------------------------------------------- */
@@ -195,18 +193,14 @@ static int check_unmodified(struct request *req, struct response *resp,
 	int64_t since, newest;
 	if (value == NULL)
 		return 0;
-	if (parse_timestamp(value, &since) < 0) {
-		resp_error(resp, 400, WEAVE_ERR_ILLEGAL_METHOD);
-		return 400;
-	}
+	if (parse_timestamp(value, &since) < 0)
+		return resp_error(resp, 400, WEAVE_ERR_ILLEGAL_METHOD);
 	enum db_status st = db_storage_last_modified(req->user->id, collection,
 						     req->started, &newest);
 	if (st != DB_OK)
 		return handler_db_failure(req, resp, st);
-	if (newest > since) {
-		resp_error(resp, 412, WEAVE_ERR_OVERWRITE);
-		return 412;
-	}
+	if (newest > since)
+		return resp_error(resp, 412, WEAVE_ERR_OVERWRITE);
 	return 0;
 }
 
@@ -224,10 +218,8 @@ static int check_quota(struct request *req, struct response *resp)
 	if (st != DB_OK)
 		return handler_db_failure(req, resp, st);
 	int64_t left = quota * 1024 - bytes;
-	if (left < 0) {
-		resp_error(resp, 400, WEAVE_ERR_OVER_QUOTA);
-		return 400;
-	}
+	if (left < 0)
+		return resp_error(resp, 400, WEAVE_ERR_OVER_QUOTA);
 	if (left <= 1024 * 1024)
 		resp_header(resp, "X-Weave-Quota-Remaining", "%.10g",
 			    (double)left / 1024.0);
@@ -264,12 +256,10 @@ static int query_failure(struct response *resp, enum query_error e, const char *
 {
 	log_info("bad query parameter '%s'", bad ? bad : "?");
 	if (e == QUERY_BAD_ID)
-		resp_error(resp, 400, WEAVE_ERR_INVALID_WBO);
-	else if (e == QUERY_TOO_MANY_IDS)
-		resp_error(resp, 400, WEAVE_ERR_SIZE_LIMIT);
-	else
-		resp_error(resp, 400, WEAVE_ERR_ILLEGAL_METHOD);
-	return 400;
+		return resp_error(resp, 400, WEAVE_ERR_INVALID_WBO);
+	if (e == QUERY_TOO_MANY_IDS)
+		return resp_error(resp, 400, WEAVE_ERR_SIZE_LIMIT);
+	return resp_error(resp, 400, WEAVE_ERR_ILLEGAL_METHOD);
 }
 
 /*
@@ -300,8 +290,7 @@ int storage_get_collection(struct request *req, struct response *resp)
 	if (l.failed || output_end(&l.out) != 0) {
 		log_error("response larger than %u bytes; ask with a smaller limit",
 			  RESPONSE_MAX_BODY);
-		resp_error(resp, 503, WEAVE_ERR_NONE);
-		return 503;
+		return resp_error(resp, 503, WEAVE_ERR_NONE);
 	}
 	resp->status = 200;
 	resp->content_type = output_content_type(fmt);
@@ -331,10 +320,8 @@ int storage_get_record(struct request *req, struct response *resp)
 	struct one_ctx o = { resp, 0 };
 	enum db_status st = db_storage_get(req->user->id, req->collection,
 					   req->record_id, req->started, put_one, &o);
-	if (st == DB_NOT_FOUND) {
-		resp_error(resp, 404, WEAVE_ERR_NONE);
-		return 404;
-	}
+	if (st == DB_NOT_FOUND)
+		return resp_error(resp, 404, WEAVE_ERR_NONE);
 	if (st != DB_OK)
 		return handler_db_failure(req, resp, st);
 	resp->status = 200;
@@ -357,8 +344,7 @@ static int put_one_record(struct request *req, struct response *resp,
 	if (e != WBO_OK) {
 		log_info("PUT rejected: %s", wbo_error_text(e));
 		json_object_put(obj);
-		resp_error(resp, 400, WEAVE_ERR_INVALID_WBO);
-		return 400;
+		return resp_error(resp, 400, WEAVE_ERR_INVALID_WBO);
 	}
 	int status = check_unmodified(req, resp, req->collection);
 	if (status == 0) {
@@ -412,8 +398,7 @@ int storage_post_collection(struct request *req, struct response *resp)
 	if (bs != WBO_BATCH_OK) {
 		wbo_batch_free(&batch);
 		json_object_put(body);
-		resp_error(resp, 400, WEAVE_ERR_INVALID_WBO);
-		return 400;
+		return resp_error(resp, 400, WEAVE_ERR_INVALID_WBO);
 	}
 	if (batch.nvalid < batch.count)
 		log_info("POST of %zu records: %zu to store, see its failed list",
@@ -496,10 +481,8 @@ int storage_delete_record(struct request *req, struct response *resp)
  */
 int storage_delete_all(struct request *req, struct response *resp)
 {
-	if (request_header(req, "X-Confirm-Delete") == NULL) {
-		resp_error(resp, 400, WEAVE_ERR_OVERWRITE);
-		return 400;
-	}
+	if (request_header(req, "X-Confirm-Delete") == NULL)
+		return resp_error(resp, 400, WEAVE_ERR_OVERWRITE);
 	int status = check_unmodified(req, resp, NULL);
 	if (status != 0)
 		return status;

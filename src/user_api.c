@@ -8,18 +8,17 @@
 
 #include <openssl/crypto.h>
 
-#include "auth.h"
+#include "account_name.h"
 #include "body.h"
 #include "captcha.h"
 #include "client_address.h"
 #include "config.h"
 #include "db_storage.h"
 #include "db_user.h"
+#include "handler.h"
 #include "log.h"
-#include "mail.h"
 #include "password.h"
-#include "reset_code.h"
-#include "route.h"
+#include "reset_flow.h"
 #include "throttle.h"
 #include "util.h"
 #include "validate.h"
@@ -44,17 +43,6 @@ void user_public_url(const struct request *req, struct buf *out)
 		   host ? host : "localhost", script ? script : "");
 	if (out->len == 0 || out->data[out->len - 1] != '/')
 		buf_putc(out, '/');
-}
-
-/* Is name a Sync 1.1 hashed e-mail name (32 base32 characters)? */
-static bool is_hashed_name(const char *name)
-{
-	if (strlen(name) != 32)
-		return false;
-	for (const char *p = name; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= '2' && *p <= '7')))
-			return false;
-	return true;
 }
 
 /* GET user/<u>: 200 "1" taken, "0" free ("1" for all when registration is off). */
@@ -114,12 +102,9 @@ static int check_captcha(struct request *req, struct response *resp,
 	if (v == CAPTCHA_OK)
 		return 0;
 	log_info("registration refused: captcha %s", captcha_verdict_text(v));
-	if (v == CAPTCHA_UNAVAILABLE) {
-		resp_error(resp, 503, WEAVE_ERR_NONE);
-		return 503;
-	}
-	resp_error(resp, 400, WEAVE_ERR_CAPTCHA);
-	return 400;
+	if (v == CAPTCHA_UNAVAILABLE)
+		return resp_error(resp, 503, WEAVE_ERR_NONE);
+	return resp_error(resp, 400, WEAVE_ERR_CAPTCHA);
 }
 
 /* 429 when this address registered registration_limit accounts in the window. */
@@ -138,8 +123,7 @@ static int check_registration_rate(struct request *req, struct response *resp,
 			 (long long)count, address, (long long)req->cfg->registration_window);
 		resp_header(resp, "Retry-After", "%lld",
 			    (long long)req->cfg->registration_window);
-		resp_error(resp, 429, WEAVE_ERR_NONE);
-		return 429;
+		return resp_error(resp, 429, WEAVE_ERR_NONE);
 	}
 	return 0;
 }
@@ -157,10 +141,10 @@ int user_registration_parse(struct json_object *obj, const char *path_user,
 	     (!validate_email(out->email, out->email_len) ||
 	      memchr(out->email, '\0', out->email_len) != NULL)))
 		return WEAVE_ERR_NO_EMAIL;
-	if (out->email != NULL && is_hashed_name(path_user)) {
-		char mapped[33];
-		auth_email_to_username(out->email, out->email_len, mapped);
-		if (strcmp(mapped, path_user) != 0)
+	if (out->email != NULL && account_name_is_hashed(path_user)) {
+		char mapped[USERNAME_MAX + 1];
+		if (!account_name_normalise(out->email, out->email_len, mapped) ||
+		    strcmp(mapped, path_user) != 0)
 			return WEAVE_ERR_EMAIL_MISMATCH;
 	}
 	out->password = string_member(obj, "password", &out->password_len);
@@ -200,16 +184,14 @@ int user_create(struct request *req, struct response *resp)
 		address = net;
 	if (!cfg->registration && !admin) {
 		log_info("registration refused: registration is off");
-		resp_error(resp, 400, WEAVE_ERR_UNSUPPORTED_FUNCTION);
-		return 400;
+		return resp_error(resp, 400, WEAVE_ERR_UNSUPPORTED_FUNCTION);
 	}
 	struct json_object *obj = body_parse_json(req, resp);
 	if (obj == NULL)
 		return 400;
 	if (!json_object_is_type(obj, json_type_object)) {
 		json_object_put(obj);
-		resp_error(resp, 400, WEAVE_ERR_JSON);
-		return 400;
+		return resp_error(resp, 400, WEAVE_ERR_JSON);
 	}
 	int exists = 0;
 	enum db_status st = db_user_exists(req->path_user, &exists);
@@ -218,15 +200,13 @@ int user_create(struct request *req, struct response *resp)
 		goto done;
 	}
 	if (exists) {
-		resp_error(resp, 400, WEAVE_ERR_OVERWRITE);
-		status = 400;
+		status = resp_error(resp, 400, WEAVE_ERR_OVERWRITE);
 		goto done;
 	}
 	struct registration reg;
 	int code = user_registration_parse(obj, req->path_user, &reg);
 	if (code != 0) {
-		resp_error(resp, 400, (enum weave_error)code);
-		status = 400;
+		status = resp_error(resp, 400, (enum weave_error)code);
 		goto done;
 	}
 	/* The rate limit first: a refused request must not spend the
@@ -237,8 +217,7 @@ int user_create(struct request *req, struct response *resp)
 		goto done;
 	if (password_hash(reg.password, reg.password_len, (int)cfg->password_cost, hash,
 			  sizeof hash) < 0) {
-		resp_error(resp, 503, WEAVE_ERR_NONE);
-		status = 503;
+		status = resp_error(resp, 503, WEAVE_ERR_NONE);
 		goto done;
 	}
 	/* A new account goes to the storage node with room (PROTOCOL.md B 4.9). */
@@ -247,16 +226,14 @@ int user_create(struct request *req, struct response *resp)
 	if (st == DB_NOT_FOUND) {
 		log_warn("registration refused: every storage node is full "
 			 "(weave-admin node list)");
-		resp_error(resp, 503, WEAVE_ERR_NONE);
-		status = 503;
+		status = resp_error(resp, 503, WEAVE_ERR_NONE);
 		goto done;
 	}
 	if (st == DB_OK)
 		st = db_user_create(req->path_user, hash, reg.email, node, NULL);
 	free(node);
 	if (st == DB_CONFLICT) {
-		resp_error(resp, 400, WEAVE_ERR_OVERWRITE);
-		status = 400;
+		status = resp_error(resp, 400, WEAVE_ERR_OVERWRITE);
 		goto done;
 	}
 	if (st != DB_OK) {
@@ -280,10 +257,8 @@ int user_node(struct request *req, struct response *resp)
 {
 	struct user u;
 	enum db_status st = db_user_get(req->path_user, USER_LOCK_NONE, &u);
-	if (st == DB_NOT_FOUND) {
-		resp_error(resp, 404, WEAVE_ERR_NONE);
-		return 404;
-	}
+	if (st == DB_NOT_FOUND)
+		return resp_error(resp, 404, WEAVE_ERR_NONE);
 	if (st != DB_OK)
 		return handler_db_failure(req, resp, st);
 	struct buf url;
@@ -301,109 +276,6 @@ int user_node(struct request *req, struct response *resp)
 	return status;
 }
 
-int user_send_reset_code(const struct request *req, const struct user *u)
-{
-	const struct config *cfg = req->cfg;
-	char code[RESET_CODE_TEXT_MAX];
-	unsigned char hash[32];
-
-	if (u->email == NULL || u->email[0] == '\0')
-		return WEAVE_ERR_NO_EMAIL;
-	if (reset_code_make(code) < 0 || reset_code_hash(code, hash) < 0)
-		return -1;
-	int64_t expires = (int64_t)time(NULL) + cfg->reset_code_lifetime;
-	if (db_reset_store(u->id, hash, expires) != DB_OK)
-		return -1;
-
-	struct buf body, from;
-	buf_init(&body, 16384);
-	buf_init(&from, 512);
-	if (cfg->mail_from != NULL) {
-		buf_puts(&from, cfg->mail_from);
-	} else {
-		const char *host = request_env(req, "SERVER_NAME");
-		buf_printf(&from, "Weave Sync <weave@%s>", host ? host : "localhost");
-	}
-	/* An e-mail login knows its account by the address, not by the hashed
-	 * name it is stored under: name it so, in the text and the link. */
-	const char *shown = u->username;
-	char mapped[USERNAME_MAX + 1];
-	auth_email_to_username(u->email, strlen(u->email), mapped);
-	if (strcmp(mapped, u->username) == 0)
-		shown = u->email;
-	struct buf shown_query;
-	buf_init(&shown_query, 1024);
-	for (const char *p = shown; *p; p++) {
-		unsigned char c = (unsigned char)*p;
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		    c == '.' || c == '_' || c == '-' || c == '@')
-			buf_putc(&shown_query, (char)c);
-		else
-			buf_printf(&shown_query, "%%%02X", c);
-	}
-	/* The code never goes into the link: a URL ends up in web server
-	 * logs, proxies and browser histories, where a live code must not. */
-	buf_printf(&body,
-		   "Someone (hopefully you) asked to reset the password of the sync\n"
-		   "account \"%s\".\n\n"
-		   "Your reset code is:\n\n"
-		   "  %s\n\n",
-		   shown, code);
-	/* Only a configured URL makes the link: one built from the request's
-	 * Host header would let whoever asked for the mail point the owner
-	 * at a page of its own, where the owner would type the code. */
-	if (cfg->public_url != NULL) {
-		buf_printf(&body,
-			   "To choose a new password, open this page within %lld hours and\n"
-			   "enter the code there (dashes and case do not matter):\n\n"
-			   "  %sweave-password-reset?username=%s\n\n",
-			   (long long)(cfg->reset_code_lifetime + 3599) / 3600,
-			   cfg->public_url, shown_query.data);
-	} else {
-		log_warn("reset mail sent without a link: set public_url in "
-			 "weave.conf so that it can carry one");
-		buf_printf(&body,
-			   "To choose a new password within %lld hours, open the page\n"
-			   "weave-password-reset of your sync server (the address you\n"
-			   "set up for syncing, followed by weave-password-reset) and\n"
-			   "enter the code there (dashes and case do not matter).\n\n",
-			   (long long)(cfg->reset_code_lifetime + 3599) / 3600);
-	}
-	buf_free(&shown_query);
-	buf_puts(&body, "If you did not ask for this, ignore this message: your password\n"
-			"stays as it is.\n");
-	int rc = mail_send(cfg->sendmail_command, from.data, u->email,
-			   "Reset your sync account password", body.data);
-	if (rc == 0)
-		log_info("password reset code mailed");
-	OPENSSL_cleanse(code, sizeof code);
-	buf_free_secret(&body);
-	buf_free(&from);
-	return rc;
-}
-
-int user_store_password(const struct request *req, const struct user *u,
-			const char *password, size_t len)
-{
-	char hash[PASSWORD_HASH_MAX];
-	switch (password_check_new(password, len, u->username)) {
-	case NEW_PASSWORD_OK:
-		break;
-	case NEW_PASSWORD_EMPTY:
-		return WEAVE_ERR_MISSING_PASSWORD;
-	default:
-		return WEAVE_ERR_WEAK_PASSWORD;
-	}
-	if (password_hash(password, len, (int)req->cfg->password_cost, hash,
-			  sizeof hash) < 0)
-		return -1;
-	if (db_user_set_password(u->id, hash) != DB_OK ||
-	    db_reset_clear(u->id) != DB_OK)
-		return -1;
-	log_info("password of %s changed", u->username);
-	return 0;
-}
-
 /*
  * Load the path's account with its row locked, for the routes where a
  * reset code or the admin secret stood in for Basic auth. Returns 0, or
@@ -413,10 +285,8 @@ static int load_path_user_locked(struct request *req, struct response *resp,
 				 struct user *out)
 {
 	enum db_status st = db_user_get(req->path_user, USER_LOCK_EXCLUSIVE, out);
-	if (st == DB_NOT_FOUND) {
-		resp_error(resp, 404, WEAVE_ERR_NONE);
-		return 404;
-	}
+	if (st == DB_NOT_FOUND)
+		return resp_error(resp, 404, WEAVE_ERR_NONE);
 	if (st != DB_OK)
 		return handler_db_failure(req, resp, st);
 	return 0;
@@ -438,59 +308,40 @@ int user_change_password(struct request *req, struct response *resp)
 	memset(&loaded, 0, sizeof loaded);
 	if (u == NULL) {
 		/* The gate let us in on the strength of a reset code: check it. */
-		unsigned char hash[32];
 		const char *code = request_header(req, "X-Weave-Password-Reset");
+		int64_t retry_after = 0;
 		enum db_status st;
 		if ((status = load_path_user_locked(req, resp, &loaded)) != 0)
 			return status;
 		u = &loaded;
-		int64_t retry_after;
-		switch (throttle_code_check(req->cfg, request_client_address(req),
-					    (int64_t)time(NULL), &retry_after, &st)) {
-		case THROTTLE_ALLOW:
+		switch (reset_redeem_code(req, u, code, &retry_after, &st)) {
+		case RESET_REDEEM_OK:
 			break;
-		case THROTTLE_DENY:
-			log_info("reset code not checked: too many wrong ones from "
-				 "this address");
+		case RESET_REDEEM_THROTTLED:
 			resp_header(resp, "Retry-After", "%lld", (long long)retry_after);
-			resp_error(resp, 429, WEAVE_ERR_NONE);
-			status = 429;
+			status = resp_error(resp, 429, WEAVE_ERR_NONE);
 			goto done;
-		case THROTTLE_DB_FAILED:
-		default:
-			status = handler_db_failure(req, resp, st);
-			goto done;
-		}
-		if (code == NULL || reset_code_hash(code, hash) < 0)
-			st = DB_NOT_FOUND;
-		else
-			st = db_reset_take(u->id, hash, (int64_t)time(NULL));
-		if (st == DB_NOT_FOUND) {
-			req->reset_code_failed = true;
+		case RESET_REDEEM_WRONG:
 			log_info("password change refused: wrong or expired reset code");
-			resp_error(resp, 400, WEAVE_ERR_RESET_CODE);
-			status = 400;
+			status = resp_error(resp, 400, WEAVE_ERR_RESET_CODE);
 			goto done;
-		}
-		if (st != DB_OK) {
+		case RESET_REDEEM_DB_FAILED:
+		default:
 			status = handler_db_failure(req, resp, st);
 			goto done;
 		}
 	}
 	size_t len;
 	char *password = body_text(req, &len);
-	int rc = user_store_password(req, u, password, len);
+	int rc = reset_store_password(req, u, password, len);
 	OPENSSL_cleanse(password, len);
 	free(password);
-	if (rc > 0) {
-		resp_error(resp, 400, (enum weave_error)rc);
-		status = 400;
-	} else if (rc < 0) {
-		resp_error(resp, 503, WEAVE_ERR_NONE);
-		status = 503;
-	} else {
+	if (rc > 0)
+		status = resp_error(resp, 400, (enum weave_error)rc);
+	else if (rc < 0)
+		status = resp_error(resp, 503, WEAVE_ERR_NONE);
+	else
 		status = answer_text(resp, "success");
-	}
 done:
 	user_free(&loaded);
 	return status;
@@ -513,28 +364,22 @@ int user_request_reset(struct request *req, struct response *resp)
 	case THROTTLE_DENY:
 		log_info("password reset refused: too many requests");
 		resp_header(resp, "Retry-After", "%lld", (long long)retry_after);
-		resp_error(resp, 429, WEAVE_ERR_NONE);
-		return 429;
+		return resp_error(resp, 429, WEAVE_ERR_NONE);
 	case THROTTLE_DB_FAILED:
 	default:
 		return handler_db_failure(req, resp, st);
 	}
 	st = db_user_get(req->path_user, USER_LOCK_NONE, &u);
-	if (st == DB_NOT_FOUND) {
-		resp_error(resp, 400, WEAVE_ERR_USERNAME);
-		return 400;
-	}
+	if (st == DB_NOT_FOUND)
+		return resp_error(resp, 400, WEAVE_ERR_USERNAME);
 	if (st != DB_OK)
 		return handler_db_failure(req, resp, st);
-	int rc = user_send_reset_code(req, &u);
+	int rc = reset_send_code(req, &u);
 	user_free(&u);
-	if (rc == WEAVE_ERR_NO_EMAIL) {
-		resp_error(resp, 400, WEAVE_ERR_NO_EMAIL);
-		return 400;
-	}
+	if (rc == WEAVE_ERR_NO_EMAIL)
+		return resp_error(resp, 400, WEAVE_ERR_NO_EMAIL);
 	if (rc != 0) {
-		resp_error(resp, 503, WEAVE_ERR_NONE);
-		return 503;
+		return resp_error(resp, 503, WEAVE_ERR_NONE);
 	}
 	return answer_text(resp, "success");
 }
@@ -565,8 +410,7 @@ int user_change_email(struct request *req, struct response *resp)
 	start[len] = '\0';
 	int status;
 	if (!validate_email(start, len) || memchr(start, '\0', len) != NULL) {
-		resp_error(resp, 400, WEAVE_ERR_NO_EMAIL);
-		status = 400;
+		status = resp_error(resp, 400, WEAVE_ERR_NO_EMAIL);
 	} else {
 		enum db_status st = db_user_set_email(req->user->id, start);
 		status = st == DB_OK ? answer_text(resp, start)
@@ -610,6 +454,5 @@ int user_delete(struct request *req, struct response *resp)
 int user_unknown_action(struct request *req, struct response *resp)
 {
 	(void)req;
-	resp_error(resp, 400, WEAVE_ERR_ILLEGAL_METHOD);
-	return 400;
+	return resp_error(resp, 400, WEAVE_ERR_ILLEGAL_METHOD);
 }

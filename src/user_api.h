@@ -4,7 +4,7 @@
  * account deletion. Answers are text/plain without quotes or newline;
  * errors are bare codes as elsewhere (PROTOCOL.md A.3, B 3.2).
  *
- * Also the pieces the password-reset pages share with the API.
+ * The reset flow it shares with the reset pages is reset_flow.h.
  */
 #ifndef WEAVE_USER_API_H
 #define WEAVE_USER_API_H
@@ -31,21 +31,6 @@ int user_unknown_action(struct request *req, struct response *resp);
 
 /* The configured public_url, or one built from the request (ends in '/'). */
 void user_public_url(const struct request *req, struct buf *out);
-
-/*
- * Make a reset code for u, keep its hash, and mail the link. Returns 0,
- * WEAVE_ERR_NO_EMAIL when u has no address, or -1 when storing or
- * mailing failed (logged).
- */
-int user_send_reset_code(const struct request *req, const struct user *u);
-
-/*
- * Check and hash a new password for u and store it (clearing any reset
- * code). Returns 0, WEAVE_ERR_MISSING_PASSWORD, WEAVE_ERR_WEAK_PASSWORD,
- * or -1 on a storage failure.
- */
-int user_store_password(const struct request *req, const struct user *u,
-			const char *password, size_t len);
 
 /* The fields of a registration body (PUT user/<u>); they point into the JSON. */
 struct registration {

@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 #include <openssl/crypto.h>
 
+#include "account_name.h"
 #include "auth.h"
 #include "password.h"
 #include "util.h"
@@ -96,19 +97,15 @@ int account_name(const char *name, char out[USERNAME_MAX + 1],
 		 const char **email_out)
 {
 	size_t len = strlen(name);
-	if (strchr(name, '@') != NULL) {
-		if (!validate_email(name, len))
-			return usage_error("'%s' is not a valid e-mail login", name);
-		auth_email_to_username(name, len, out);
-		if (email_out != NULL)
-			*email_out = name;
-		return EXIT_OK;
-	}
-	if (!validate_username(name, len))
+	bool email = account_name_is_email(name, len);
+	if (!account_name_normalise(name, len, out)) {
+		if (email)
+			return usage_error("'%s' is too long for an e-mail login", name);
 		return usage_error("invalid user name '%s': use 1-32 of A-Z a-z 0-9 . _ -",
 				   name);
-	memcpy(out, name, len + 1);
-	ascii_lower(out);
+	}
+	if (email && email_out != NULL)
+		*email_out = name;
 	return EXIT_OK;
 }
 

@@ -123,7 +123,8 @@ int parse_number_arg(const char *s, int64_t min, int64_t max, const char *what,
 		     int64_t *out);
 
 /*
- * NAME as stored: lower case; a NAME containing '@' is an e-mail login
+ * NAME as stored (account_name.h, the one rule): lower case; a NAME
+ * containing '@' is an e-mail login
  * and maps to its Sync 1.1 hashed name (*email_out, if given, gets the
  * address). EXIT_OK, or EXIT_USAGE with a message for a malformed name.
  */

@@ -10,6 +10,7 @@
 
 #include "admin.h"
 #include "db_admin.h"
+#include "db_settings.h"
 #include "settings.h"
 #include "util.h"
 
@@ -445,7 +446,7 @@ int cmd_db_check(const struct args *a)
 
 static int store(const char *name, const char *value)
 {
-	enum db_status st = settings_store(name, value);
+	enum db_status st = db_settings_store(name, value);
 	if (st != DB_OK)
 		return db_fail(st, "storing the setting");
 	return EXIT_OK;

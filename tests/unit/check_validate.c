@@ -2,6 +2,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "account_name.h"
+#include "auth.h"
 #include "check_suites.h"
 #include "validate.h"
 
@@ -310,6 +312,41 @@ START_TEST(test_utf8_long_ascii)
 }
 END_TEST
 
+/* The one rule for names as given (account_name.h). */
+START_TEST(test_account_name)
+{
+	char out[USERNAME_MAX + 1], hashed[33];
+	ck_assert(account_name_normalise("Alice.B-2", 9, out));
+	ck_assert_str_eq(out, "alice.b-2");
+	/* Only len bytes count. */
+	ck_assert(account_name_normalise("BobXYZ", 3, out));
+	ck_assert_str_eq(out, "bob");
+	ck_assert(!account_name_normalise("", 0, out));
+	ck_assert_str_eq(out, "");
+	ck_assert(!account_name_normalise("bad name", 8, out));
+	ck_assert(!account_name_normalise("a/b", 3, out));
+	ck_assert(!account_name_normalise("a23456789012345678901234567890123", 33, out));
+	/* An e-mail login is its hashed name, in any case, valid or not. */
+	auth_email_to_username("foo@example.com", 15, hashed);
+	ck_assert(account_name_normalise("Foo@Example.COM", 15, out));
+	ck_assert_str_eq(out, hashed);
+	ck_assert_uint_eq(strlen(out), 32);
+	ck_assert(account_name_is_email("me@localhost", 12));
+	ck_assert(account_name_normalise("me@localhost", 12, out));
+	ck_assert_uint_eq(strlen(out), 32);
+	ck_assert(!account_name_is_email("alice", 5));
+	ck_assert(account_name_is_hashed(hashed));
+	ck_assert(!account_name_is_hashed("alice"));
+	ck_assert(!account_name_is_hashed("oz7hj2vxbaoedyfygyyfcejz2eycjft1"));
+	/* Longer than a Basic login can be: no account can be reached. */
+	char long_mail[AUTH_USER_MAX + 2];
+	memset(long_mail, 'a', sizeof long_mail);
+	long_mail[1] = '@';
+	ck_assert(!account_name_normalise(long_mail, AUTH_USER_MAX + 1, out));
+	ck_assert(account_name_normalise(long_mail, AUTH_USER_MAX, out));
+}
+END_TEST
+
 Suite *validate_suite(void)
 {
 	Suite *s = suite_create("validate");
@@ -319,6 +356,7 @@ Suite *validate_suite(void)
 	tcase_add_test(tc, test_collection);
 	tcase_add_test(tc, test_wbo_id_good);
 	tcase_add_test(tc, test_wbo_id_bad);
+	tcase_add_test(tc, test_account_name);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("numbers");

@@ -1,0 +1,157 @@
+/*
+ * reset_flow.c - the password-reset flow the User API and the reset pages
+ * share: mail a code, redeem a code (one use, throttled), store the new
+ * password.
+ */
+#include "reset_flow.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/crypto.h>
+
+#include "account_name.h"
+#include "buf.h"
+#include "config.h"
+#include "db_user.h"
+#include "log.h"
+#include "mail.h"
+#include "password.h"
+#include "reset_code.h"
+#include "response.h"
+#include "throttle.h"
+
+int reset_send_code(const struct request *req, const struct user *u)
+{
+	const struct config *cfg = req->cfg;
+	char code[RESET_CODE_TEXT_MAX];
+	unsigned char hash[32];
+
+	if (u->email == NULL || u->email[0] == '\0')
+		return WEAVE_ERR_NO_EMAIL;
+	if (reset_code_make(code) < 0 || reset_code_hash(code, hash) < 0)
+		return -1;
+	int64_t expires = (int64_t)time(NULL) + cfg->reset_code_lifetime;
+	if (db_reset_store(u->id, hash, expires) != DB_OK)
+		return -1;
+
+	struct buf body, from;
+	buf_init(&body, 16384);
+	buf_init(&from, 512);
+	if (cfg->mail_from != NULL) {
+		buf_puts(&from, cfg->mail_from);
+	} else {
+		const char *host = request_env(req, "SERVER_NAME");
+		buf_printf(&from, "Weave Sync <weave@%s>", host ? host : "localhost");
+	}
+	/* An e-mail login knows its account by the address, not by the hashed
+	 * name it is stored under: name it so, in the text and the link. */
+	const char *shown = u->username;
+	char mapped[USERNAME_MAX + 1];
+	if (account_name_normalise(u->email, strlen(u->email), mapped) &&
+	    strcmp(mapped, u->username) == 0)
+		shown = u->email;
+	struct buf shown_query;
+	buf_init(&shown_query, 1024);
+	for (const char *p = shown; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '.' || c == '_' || c == '-' || c == '@')
+			buf_putc(&shown_query, (char)c);
+		else
+			buf_printf(&shown_query, "%%%02X", c);
+	}
+	/* The code never goes into the link: a URL ends up in web server
+	 * logs, proxies and browser histories, where a live code must not. */
+	buf_printf(&body,
+		   "Someone (hopefully you) asked to reset the password of the sync\n"
+		   "account \"%s\".\n\n"
+		   "Your reset code is:\n\n"
+		   "  %s\n\n",
+		   shown, code);
+	/* Only a configured URL makes the link: one built from the request's
+	 * Host header would let whoever asked for the mail point the owner
+	 * at a page of its own, where the owner would type the code. */
+	if (cfg->public_url != NULL) {
+		buf_printf(&body,
+			   "To choose a new password, open this page within %lld hours and\n"
+			   "enter the code there (dashes and case do not matter):\n\n"
+			   "  %sweave-password-reset?username=%s\n\n",
+			   (long long)(cfg->reset_code_lifetime + 3599) / 3600,
+			   cfg->public_url, shown_query.data);
+	} else {
+		log_warn("reset mail sent without a link: set public_url in "
+			 "weave.conf so that it can carry one");
+		buf_printf(&body,
+			   "To choose a new password within %lld hours, open the page\n"
+			   "weave-password-reset of your sync server (the address you\n"
+			   "set up for syncing, followed by weave-password-reset) and\n"
+			   "enter the code there (dashes and case do not matter).\n\n",
+			   (long long)(cfg->reset_code_lifetime + 3599) / 3600);
+	}
+	buf_free(&shown_query);
+	buf_puts(&body, "If you did not ask for this, ignore this message: your password\n"
+			"stays as it is.\n");
+	int rc = mail_send(cfg->sendmail_command, from.data, u->email,
+			   "Reset your sync account password", body.data);
+	if (rc == 0)
+		log_info("password reset code mailed");
+	OPENSSL_cleanse(code, sizeof code);
+	buf_free_secret(&body);
+	buf_free(&from);
+	return rc;
+}
+
+int reset_store_password(const struct request *req, const struct user *u,
+			const char *password, size_t len)
+{
+	char hash[PASSWORD_HASH_MAX];
+	switch (password_check_new(password, len, u->username)) {
+	case NEW_PASSWORD_OK:
+		break;
+	case NEW_PASSWORD_EMPTY:
+		return WEAVE_ERR_MISSING_PASSWORD;
+	default:
+		return WEAVE_ERR_WEAK_PASSWORD;
+	}
+	if (password_hash(password, len, (int)req->cfg->password_cost, hash,
+			  sizeof hash) < 0)
+		return -1;
+	if (db_user_set_password(u->id, hash) != DB_OK ||
+	    db_reset_clear(u->id) != DB_OK)
+		return -1;
+	log_info("password of %s changed", u->username);
+	return 0;
+}
+
+enum reset_redeem reset_redeem_code(struct request *req, const struct user *u,
+				    const char *code, int64_t *retry_after,
+				    enum db_status *st)
+{
+	unsigned char hash[32];
+	*st = DB_OK;
+	switch (throttle_code_check(req->cfg, request_client_address(req),
+				    (int64_t)time(NULL), retry_after, st)) {
+	case THROTTLE_ALLOW:
+		break;
+	case THROTTLE_DENY:
+		log_info("reset code not checked: too many wrong ones from this "
+			 "address");
+		return RESET_REDEEM_THROTTLED;
+	case THROTTLE_DB_FAILED:
+	default:
+		return RESET_REDEEM_DB_FAILED;
+	}
+	if (u == NULL || code == NULL || reset_code_hash(code, hash) < 0)
+		*st = DB_NOT_FOUND;
+	else
+		*st = db_reset_take(u->id, hash, (int64_t)time(NULL));
+	OPENSSL_cleanse(hash, sizeof hash);
+	if (*st == DB_NOT_FOUND) {
+		/* Counted by gate_settle_logins() after the transaction. */
+		req->reset_code_failed = true;
+		return RESET_REDEEM_WRONG;
+	}
+	return *st == DB_OK ? RESET_REDEEM_OK : RESET_REDEEM_DB_FAILED;
+}
