@@ -1,7 +1,8 @@
 -- bench/session.lua: workload 4, a sync session as the Weave 1.0 client
--- makes it (PROTOCOL.md B 5.2-5.3) for an account that synced before:
--- meta/global, the keys, info/collections, clients down and up, the crypto
--- record of each engine, downloads of the changed engines (history, tabs)
+-- makes it (docs/protocol.md, What the 1.0 add-on sends) for an account
+-- that synced before: meta/global, the keys, info/collections, clients
+-- down and up, the crypto record of each engine, downloads of the changed
+-- engines (history, tabs)
 -- with newer=BENCH_NEWER, and uploads of their changes. Each wrk thread
 -- walks the steps of a session in order (its connections take turns),
 -- for one account after another (BENCH_RANDOM=1: each session for an

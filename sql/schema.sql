@@ -104,9 +104,10 @@ CREATE TABLE IF NOT EXISTS wbo (
 CREATE TABLE IF NOT EXISTS captcha_used (nonce VARBINARY(16) NOT NULL, expires BIGINT NOT NULL, PRIMARY KEY (nonce), KEY by_expires (expires)) ENGINE=InnoDB;
 
 -- Storage nodes that new accounts are spread over (`weave-admin node ...`,
--- PROTOCOL.md B 4.9): a new account goes to the node with room and the
--- fewest accounts, and users.node holds its URL. An empty table means every
--- account lives on this server (public_url of weave.conf).
+-- docs/protocol.md, Storage nodes): a new account goes to the node with
+-- room and the fewest accounts, and users.node holds its URL. An empty
+-- table means every account lives on this server (public_url of
+-- weave.conf).
 CREATE TABLE IF NOT EXISTS nodes (
   url VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL
     COMMENT 'base URL ending in /, as in users.node',

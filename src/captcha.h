@@ -1,7 +1,7 @@
 /*
  * captcha.h - the CAPTCHA of the account wizard as the server uses it:
  * the check that the registration handler runs and the page at
- * misc/1/captcha_html (PROTOCOL.md A.3, B 3.5).
+ * misc/1/captcha_html (docs/protocol.md, CAPTCHA).
  *
  * Its parts: captcha_token.h (our own sealed challenges and the pure
  * check of an answer; the token format), captcha_picture.h (the PNG),

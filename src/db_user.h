@@ -106,9 +106,9 @@ void user_free(struct user *u);
 /* ---- for weave-admin (and db_node_pick for account creation) ---------- */
 
 /*
- * Choose the storage node for a new account (PROTOCOL.md B 4.9): the
- * node of the nodes table that has room (fewer accounts than its
- * capacity, or no capacity) and the fewest accounts, ties by age then
+ * Choose the storage node for a new account (docs/protocol.md, Storage
+ * nodes): the node of the nodes table that has room (fewer accounts than
+ * its capacity, or no capacity) and the fewest accounts, ties by age then
  * URL. *url gets a malloc'd URL ending in '/', or NULL when the nodes
  * table is empty, which means this server's public_url. DB_NOT_FOUND
  * when nodes exist but every one is full. Concurrent sign-ups may

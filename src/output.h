@@ -1,8 +1,9 @@
 /*
- * output.h - the three list encodings of multi-record GETs (PROTOCOL.md
- * B 1.7): a JSON array; application/newlines (each item followed by
- * '\n', the last one too, never a blank line); application/whoisi (each
- * item preceded by its length as a 32-bit big-endian integer).
+ * output.h - the three list encodings of multi-record GETs
+ * (docs/protocol.md, Output formats): a JSON array; application/newlines
+ * (each item followed by '\n', the last one too, never a blank line);
+ * application/whoisi (each item preceded by its length as a 32-bit
+ * big-endian integer).
  *
  * Usage: output_begin(), then for each item output_item_begin(), append
  * the item's JSON to list->body, output_item_end(); then output_end().

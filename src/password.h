@@ -43,8 +43,9 @@ enum password_verdict password_verify(const char *password, size_t len,
 				      const char *stored, int want_cost);
 
 /*
- * Password strength rule of PROTOCOL.md A.3: at least 8 bytes and not
- * equal to the username (case-insensitive, surrounding blanks ignored).
+ * Password strength rule (docs/protocol.md, User API, step 5 of the
+ * create; why: Decisions: User API): at least 8 bytes and not equal to
+ * the username (case-insensitive, surrounding blanks ignored).
  */
 int password_is_strong(const char *password, size_t len, const char *username);
 

@@ -1,7 +1,7 @@
 /*
  * query.h - the selection parameters of GET and DELETE storage/<coll>
- * (PROTOCOL.md B 1.6): ids, parentid, predecessorid, newer, older,
- * index_above, index_below, full, limit, offset, sort.
+ * (docs/protocol.md, Query parameters): ids, parentid, predecessorid,
+ * newer, older, index_above, index_below, full, limit, offset, sort.
  *
  * Unknown parameters are ignored (clients add v=, client=); a known one
  * with a bad value is an error, never a silent default.

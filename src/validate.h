@@ -17,7 +17,10 @@
 #define SORTINDEX_LIMIT 999999999
 #define TTL_MAX 31536000
 
-/* [A-Za-z0-9._-]{1,32} (PROTOCOL.md A.3), but not "." or ".." (dot segments). */
+/*
+ * [A-Za-z0-9._-]{1,32}, but not "." or ".." (dot segments):
+ * docs/protocol.md, Limits.
+ */
 bool validate_username(const char *s, size_t len);
 
 /* [A-Za-z0-9._-]{1,32}, but not "." or "..". */

@@ -1,6 +1,6 @@
 /*
  * wbo.h - the Weave Basic Object: parse and validate one record from
- * client JSON, and serialise stored records (PROTOCOL.md B 1.3, A.3).
+ * client JSON, and serialise stored records (docs/protocol.md, Records).
  *
  * A field is "present" only when its key is in the JSON object with a
  * non-null value: an absent payload makes a metadata-only update, and

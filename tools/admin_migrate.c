@@ -1,7 +1,8 @@
 /*
  * admin_migrate.c - weave-admin migrate: accounts and records from a
  * Weave Minimal / FSyncMS database (SQLite or MySQL) or from the
- * original PHP server's MySQL schema (PROTOCOL.md B 4.1, 4.3, 4.4).
+ * original PHP server's MySQL schema (docs/protocol.md, Data from older
+ * servers).
  * This file is what every format shares: choosing the format, the
  * accounts, the records and the transactions; migrate.h names the
  * parts.

@@ -360,8 +360,9 @@ stack_apache_start() {
 			LogFormat "%h %t \"%r\" %>s %b %Dus" weave
 			CustomLog "$dir/access.log" weave
 
-			# prefork: measured ~15 % faster than event for this workload on
-			# 2 cores (PROTOCOL.md B 6.3). Room for 32 clients with keep-alive.
+			# prefork: measured ~15 % faster than event for this
+			# workload on 2 cores (docs/HACKING.md, Apache and
+			# mod_fcgid). Room for 32 clients with keep-alive.
 			LoadModule mpm_prefork_module $m/mod_mpm_prefork.so
 			StartServers 8
 			MinSpareServers 4

@@ -1,6 +1,6 @@
-"""weave-admin end to end (issue 5; PROTOCOL.md A.4, B 4): every command
-against the stack's real MariaDB, checked through Apache where the server
-sees the change.
+"""weave-admin end to end (issue 5; README, Administration; docs/protocol.md,
+Data from older servers): every command against the stack's real MariaDB,
+checked through Apache where the server sees the change.
 
 Exit codes: 0 success, 1 the operation failed (unknown user, ...), 2 usage
 error, 3 configuration error, 4 database error.
@@ -883,7 +883,7 @@ def test_migrate_reports_records_it_cannot_store():
     expect(2, "migrate", "--from", "sqlite:/x", "--format", "oracle")
 
 
-# PHP server (PROTOCOL.md B 4.1 and 4.3, PHP-1.x users table).
+# PHP server (docs/protocol.md, Data from older servers; PHP-1.x users table).
 PHP_SCHEMA = """
 CREATE TABLE collections (
   userid int(11) NOT NULL, collectionid smallint(6) NOT NULL, name varchar(32) NOT NULL,
@@ -906,7 +906,8 @@ CREATE TABLE users (
   reset_expiration datetime, PRIMARY KEY (id), UNIQUE KEY username (username)) ENGINE=InnoDB;
 """
 
-# FSyncMS on MySQL (PROTOCOL.md B 4.4): Weave Minimal's columns, modified in seconds.
+# FSyncMS on MySQL (docs/protocol.md, Data from older servers): Weave Minimal's
+# columns, modified in seconds.
 FSYNCMS_SCHEMA = """
 CREATE TABLE wbo (
   username varchar(100), id varchar(65), collection varchar(100), parentid varchar(65),

@@ -1,5 +1,5 @@
 """The captcha page at misc/1/captcha_html and misc/1.0/captcha_html
-(PROTOCOL.md A.3, B 3.5; token format in src/captcha.h).
+(docs/protocol.md, CAPTCHA; token format in src/captcha.h).
 
 These tests need captcha on (the default) and captcha_secret set in the
 WEAVE_CONFIG file; they read the secret from it to open the token, as a

@@ -1,5 +1,5 @@
 """Registration against a remote reCAPTCHA-v1-style verifier (issue 4;
-PROTOCOL.md B 3.5): captcha_verify_url, captcha_public_key and
+docs/protocol.md, CAPTCHA): captcha_verify_url, captcha_public_key and
 captcha_private_key in weave.conf.
 
 The file runs its own pieces and stops them again at its end (and at

@@ -1,16 +1,17 @@
 """Replay of the Weave 1.0 add-on talking to the server (issue 3).
 
-Two profiles of one account, as PROTOCOL.md B §5.2-§5.3 describe the 1.0
-client: profile A starts fresh (meta/global and keys/pubkey answer 404, so
-it PUTs them), creates its RSA key pair and one bulk key per engine
-(crypto/<engine>), and uploads every item in 100-record POSTs; profile B
-logs in later, unlocks the private key with the passphrase and downloads
-with newer + full=1 + sort=index + limit=1500 and Accept:
-application/newlines, then the ids-only follow-up and the 150-id backlog
-fetches; A finally deletes duplicates 100 ids at a time. Every record is
-really encrypted the 1.0 way (B §5.6: RSA-2048, PBKDF2-SHA1 4096, AES-256-CBC
-with the engine's bulkIV, payload {"encryption","ciphertext"}), so the
-test proves the server hands back exactly what the add-on stored.
+Two profiles of one account, as docs/protocol.md, What the 1.0 add-on
+sends, describes the 1.0 client: profile A starts fresh (meta/global and
+keys/pubkey answer 404, so it PUTs them), creates its RSA key pair and one
+bulk key per engine (crypto/<engine>), and uploads every item in
+100-record POSTs; profile B logs in later, unlocks the private key with the
+passphrase and downloads with newer + full=1 + sort=index + limit=1500 and
+Accept: application/newlines, then the ids-only follow-up and the 150-id
+backlog fetches; A finally deletes duplicates 100 ids at a time. Every
+record is really encrypted the 1.0 way (docs/protocol.md, The 1.0 add-on's
+encryption: RSA-2048, PBKDF2-SHA1 4096, AES-256-CBC with the engine's
+bulkIV, payload {"encryption","ciphertext"}), so the test proves the
+server hands back exactly what the add-on stored.
 
 Each answer is checked the way the add-on reads it: status, the
 X-Weave-Timestamp header (exact spelling, two decimals, strictly rising
@@ -39,11 +40,13 @@ import weave
 from weave import new_user, request
 
 # Firefox 3.5/3.6's default Accept, sent on every request that does not
-# stream records (B §1.7): it contains */*, so the answer must be JSON.
+# stream records (docs/protocol.md, Output formats): it contains */*, so
+# the answer must be JSON.
 FIREFOX_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 NEWLINES = "application/newlines"
 TS_RE = re.compile(r"^[0-9]{10}\.[0-9]{2}$")
-# util.js makeGUID: 10 characters from this 70-character set (B §5.1).
+# util.js makeGUID: 10 characters from this 70-character set
+# (docs/protocol.md, What the 1.0 add-on sends).
 GUID_CHARS = "!()*-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz~"
 DOWNLOAD_LIMIT = 1500      # desktop fetch limit per sync
 UPLOAD_BATCH = 100         # MAX_UPLOAD_RECORDS
@@ -216,7 +219,7 @@ class Profile:
         self.cluster = node
         self.base = urllib.parse.urlsplit(node).path + "1.0/" + self.user + "/"
 
-    # -- crypto (B §5.6) --------------------------------------------------
+    # -- crypto (docs/protocol.md, The 1.0 add-on's encryption) -----------
     def make_keys(self):
         self.priv = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         spki = self.priv.public_key().public_bytes(

@@ -1,6 +1,6 @@
-"""Password reset by mail (issue 4; PROTOCOL.md B 3.2): the message the
-server pipes to sendmail_command, the reset code's format, life and single
-use, and the form the 1.0 add-on posts.
+"""Password reset by mail (issue 4; docs/protocol.md, Password reset): the
+message the server pipes to sendmail_command, the reset code's format, life
+and single use, and the form the 1.0 add-on posts.
 
 tests/e2e/stack.conf points sendmail_command at tools/sendmail-to-dir,
 which stores every message as a file under WEAVE_STACK_DIR/mail. Expiry
@@ -237,7 +237,8 @@ def test_sendmail_failure_is_503_and_mails_nothing():
 
 
 def test_email_login_resets_by_address():
-    # A Sync 1.1 account is named by its address (stored hashed, B 3.3):
+    # A Sync 1.1 account is named by its address (stored hashed,
+    # docs/protocol.md, Authentication):
     # the form takes the address as typed, and the mail and its link name
     # the address too, never the hash the user has never seen (issue 16).
     address = f"Mixed.{secrets.token_hex(4)}@Example.org"

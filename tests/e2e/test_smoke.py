@@ -12,7 +12,7 @@ def test_info_collections_of_new_user_is_empty_object():
     assert r.json() == {}, r
     ts = r.headers.get("X-Weave-Timestamp")
     assert ts is not None and re.fullmatch(r"\d+\.\d\d", ts), r
-    # Sent with exactly this capitalisation (PROTOCOL.md A.2).
+    # Sent with exactly this capitalisation (docs/protocol.md, Headers).
     assert "X-Weave-Timestamp" in r.headers.names(), r
 
 

@@ -3,10 +3,11 @@
 Malformed JSON, wrong types in every WBO field, bodies over the limits, bad
 ids, collections and numbers, encoded slashes, dot segments, other users'
 paths, overlong headers and unknown methods. Each request gets its status
-and Weave error code (PROTOCOL.md A.2, A.3, B §1.10, B §1.11; README), and
-after each one the server still answers and nothing was written: the
-account's info/collections, info/collection_counts and full records are
-compared before and after every refused request.
+and Weave error code (docs/protocol.md, Status codes, Weave error codes
+and Limits; README), and after each one the server still answers and
+nothing was written: the account's info/collections,
+info/collection_counts and full records are compared before and after
+every refused request.
 
 Answers marked APACHE come from Apache itself (the request never reaches
 weave.fcgi), so they carry Apache's HTML body and no Weave code.
@@ -193,9 +194,9 @@ def test_wrong_types_for_every_field():
 
 
 def test_lenient_but_documented_conversions():
-    """B §1.3: numeric strings and floats are sortindex values (truncated,
-    as PY did); null is an absent member; "modified" from the client is
-    ignored."""
+    """docs/protocol.md, Records: numeric strings and floats are sortindex
+    values (truncated, as PY did); null is an absent member; "modified"
+    from the client is ignored."""
     acct = Account()
     for n, (value, want) in enumerate([("12", 12), (1.5, 1), (-7.9, -7), (999999999, 999999999)]):
         r = acct.call("PUT", f"storage/v/s{n}", {"payload": "p", "sortindex": value})

@@ -3,9 +3,9 @@
 Records POSTed in one request share one `modified`, and sortindex values
 repeat, so only the deterministic tie-break (id, byte order) makes
 limit/offset paging stable: every record must come back exactly once, in
-exactly the order PROTOCOL.md A.3 gives (oldest = modified ascending,
-newest = modified descending, index = sortindex descending, records
-without a sortindex last; ties by id ascending).
+exactly the order docs/protocol.md, Query parameters, gives (oldest =
+modified ascending, newest = modified descending, index = sortindex
+descending, records without a sortindex last; ties by id ascending).
 """
 
 import json

@@ -1,4 +1,5 @@
-"""Racing X-If-Unmodified-Since writers (issue 3, PROTOCOL.md A.2, B §1.8).
+"""Racing X-If-Unmodified-Since writers (issue 3; docs/protocol.md,
+Conditional writes).
 
 N threads, each on its own warm keep-alive connection, are released
 together by a barrier and send conditional writes carrying the same
@@ -9,10 +10,11 @@ row lock, so the writes are serialised and:
 - of N PUTs or POSTs, exactly one gets 200 and every other one 412 with
   body 4 (the winner moved the collection's last-modified past the value);
 - DELETEs do not move the collection's last-modified (it is the newest
-  remaining record, B §1.8), so in a PUT/DELETE race every DELETE that
-  committed before the winning write succeeds and every one after it gets
-  412: a 200 DELETE's timestamp is below the winner's, never above; and
-  DELETEs racing only each other all succeed.
+  remaining record: docs/protocol.md, Conditional writes), so in a
+  PUT/DELETE race every DELETE that committed before the winning write
+  succeeds and every one after it gets 412: a 200 DELETE's timestamp is
+  below the winner's, never above; and DELETEs racing only each other all
+  succeed.
 
 After every round the whole collection is compared with a model that
 applies exactly the answers received: the stored state is the winner's.

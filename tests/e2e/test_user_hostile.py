@@ -1,7 +1,7 @@
 """Hostile input for the User API, the captcha and the reset codes
-(issue 4). Every case gets its PROTOCOL.md B 3.2 answer (400 with the
-code, 413, 429), never a crash, a bare 500 or an HTML error page from the
-application; and after each group the server still answers.
+(issue 4). Every case gets its answer from docs/protocol.md, User API
+(400 with the code, 413, 429), never a crash, a bare 500 or an HTML error
+page from the application; and after each group the server still answers.
 
 Challenges are made and forged only with what the test holds: the page's
 token and captcha_secret from its own config file (weave.captcha_answer,
@@ -55,7 +55,7 @@ def assert_free(name):
     assert r.status == 200 and r.body == b"0", (name, r)
 
 
-# ---- usernames (A.3: [A-Za-z0-9._-]{1,32}, lower-cased) -----------------
+# ---- usernames (docs/protocol.md, Limits: [A-Za-z0-9._-]{1,32}, lower-cased)
 
 BAD_NAMES = ["a" * 33, "a" * 300, "bad%20name", "bad$name", "na%2Fme", "a+b",
              "%C3%A9", "a;b", "a'b", "%22a%22", "a%0Ab", "<a>"]

@@ -1,5 +1,6 @@
 -- tests/soak/sync.lua: wrk script that plays the Weave 1.0 client's sync
--- traffic (PROTOCOL.md B 5.2-5.3) for many users at once.
+-- traffic (docs/protocol.md, What the 1.0 add-on sends) for many users at
+-- once.
 --
 -- usage: wrk -s tests/soak/sync.lua URL -- USERS_FILE [REPORT_FILE]
 --   URL         the mount point, e.g. http://127.0.0.1:8080/weave/
