@@ -18,7 +18,7 @@
 
 #include "buf.h"
 
-/* Weave error codes (PROTOCOL.md B 1.10). */
+/* Weave error codes (docs/protocol.md, Weave error codes). */
 enum weave_error {
 	WEAVE_ERR_NONE = 0,
 	WEAVE_ERR_ILLEGAL_METHOD = 1,

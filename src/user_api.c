@@ -220,7 +220,8 @@ int user_create(struct request *req, struct response *resp)
 		status = resp_error(resp, 503, WEAVE_ERR_NONE);
 		goto done;
 	}
-	/* A new account goes to the storage node with room (PROTOCOL.md B 4.9). */
+	/* A new account goes to the storage node with room (docs/protocol.md,
+ * Storage nodes). */
 	char *node = NULL;
 	st = db_node_pick(&node);
 	if (st == DB_NOT_FOUND) {

@@ -2,7 +2,7 @@
  * user_api.h - User API handlers (/user/1/, /user/1.0/ <user>[/...]):
  * registration, node lookup, password change and reset, e-mail change,
  * account deletion. Answers are text/plain without quotes or newline;
- * errors are bare codes as elsewhere (PROTOCOL.md A.3, B 3.2).
+ * errors are bare codes as elsewhere (docs/protocol.md, User API).
  *
  * The reset flow it shares with the reset pages is reset_flow.h.
  */
