@@ -1,4 +1,8 @@
-/* admin_data.c - weave-admin purge, stats, export and import: the records themselves. */
+/*
+ * admin_data.c - weave-admin purge, stats, export and import: the records themselves.
+ * Over 600 lines: four commands that walk the records in batches with one
+ * progress display; export and import share the line format, kept together.
+ */
 #include <errno.h>
 #include <signal.h>
 #include <inttypes.h>

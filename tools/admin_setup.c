@@ -1,4 +1,8 @@
-/* admin_setup.c - weave-admin setup: database, weave.conf, Apache and HTTPS in one go. */
+/*
+ * admin_setup.c - weave-admin setup: database, weave.conf, Apache and HTTPS in one go.
+ * Over 600 lines: one sequence of steps, each checking what is already
+ * right before it changes anything; read top to bottom, as it runs.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,8 @@
-/* weave-admin.c - the administrator's tool: the command table and the dispatcher. */
+/*
+ * weave-admin.c - the administrator's tool: the command table and the dispatcher.
+ * Over 600 lines because the table carries every command's full help
+ * text (what `weave-admin help COMMAND` prints); the code is the last third.
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
