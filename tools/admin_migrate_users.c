@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "account_name.h"
 #include "auth.h"
 #include "migrate.h"
 #include "util.h"
@@ -94,14 +95,11 @@ static int load_user(void *ctx, const struct src_value *row, size_t ncols)
 	size_t len = strlen(legacy);
 	if (len != row[1].len) {
 		u->why = xstrdup("the user name contains a NUL byte");
-	} else if (strchr(legacy, '@') != NULL && validate_email(legacy, len)) {
-		/* An e-mail login: stored under its Sync 1.1 hashed name. */
-		auth_email_to_username(legacy, len, u->name);
-		if (u->email == NULL)
+	} else if (account_name_normalise(legacy, len, u->name)) {
+		/* An e-mail login is stored under its Sync 1.1 hashed name, and
+		 * its name is its address when none was given. */
+		if (account_name_is_email(legacy, len) && u->email == NULL)
 			u->email = xstrdup(legacy);
-	} else if (validate_username(legacy, len)) {
-		memcpy(u->name, legacy, len + 1);
-		ascii_lower(u->name);
 	} else {
 		u->why = xstrdup("the user name is not 1-32 of A-Z a-z 0-9 . _ - "
 				 "(nor an e-mail address)");
