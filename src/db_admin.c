@@ -247,22 +247,22 @@ static int export_row(void *ctx, const struct db_value *row, size_t ncols)
 	memset(&r, 0, sizeof r);
 	r.collection = row[0].s;
 	r.collection_len = row[0].len;
-	r.id = row[1].s;
-	r.id_len = row[1].len;
+	r.row.id = row[1].s;
+	r.row.id_len = row[1].len;
 	if (!row[2].is_null) {
-		r.parentid = row[2].s;
-		r.parentid_len = row[2].len;
+		r.row.parentid = row[2].s;
+		r.row.parentid_len = row[2].len;
 	}
 	if (!row[3].is_null) {
-		r.predecessorid = row[3].s;
-		r.predecessorid_len = row[3].len;
+		r.row.predecessorid = row[3].s;
+		r.row.predecessorid_len = row[3].len;
 	}
-	r.has_sortindex = !row[4].is_null;
-	r.sortindex = row[4].i;
-	r.modified = row[5].i;
+	r.row.has_sortindex = !row[4].is_null;
+	r.row.sortindex = row[4].i;
+	r.row.modified = row[5].i;
 	if (!row[6].is_null) {
-		r.payload = row[6].s;
-		r.payload_len = row[6].len;
+		r.row.payload = row[6].s;
+		r.row.payload_len = row[6].len;
 	}
 	r.expires = row[7].i;
 	return e->fn(e->ctx, &r);
@@ -304,13 +304,13 @@ static enum db_status insert_chunk(struct buf *sql, struct db_param *params,
 		buf_puts(sql, i ? ",(?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?)");
 		params[k++] = DB_INT(user_id);
 		params[k++] = DB_STR(r->collection, r->collection_len);
-		params[k++] = DB_STR(r->id, r->id_len);
-		params[k++] = opt_str(r->parentid, r->parentid_len);
-		params[k++] = opt_str(r->predecessorid, r->predecessorid_len);
-		params[k++] = r->has_sortindex ? DB_INT(r->sortindex) : DB_NULL;
-		params[k++] = DB_INT(r->modified);
-		params[k++] = opt_str(r->payload, r->payload_len);
-		params[k++] = DB_INT(r->payload != NULL ? r->payload_len : 0);
+		params[k++] = DB_STR(r->row.id, r->row.id_len);
+		params[k++] = opt_str(r->row.parentid, r->row.parentid_len);
+		params[k++] = opt_str(r->row.predecessorid, r->row.predecessorid_len);
+		params[k++] = r->row.has_sortindex ? DB_INT(r->row.sortindex) : DB_NULL;
+		params[k++] = DB_INT(r->row.modified);
+		params[k++] = opt_str(r->row.payload, r->row.payload_len);
+		params[k++] = DB_INT(r->row.payload != NULL ? r->row.payload_len : 0);
 		params[k++] = DB_INT(r->expires);
 	}
 	buf_puts(sql, " ON DUPLICATE KEY UPDATE parentid = VALUES(parentid), "

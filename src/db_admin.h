@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "db.h"
+#include "wbo.h"
 
 /* ---- storage nodes ------------------------------------------------------ */
 
@@ -78,21 +79,12 @@ enum db_status db_admin_purge_batch(int64_t now, int64_t batch,
 
 /* ---- export and import ----------------------------------------------------- */
 
-/* One wbo row with every column. NULL pointers are SQL NULLs. */
+/* One wbo row with every column: the record as the server returns it,
+ * its collection and expiry. NULL pointers are SQL NULLs. */
 struct db_record {
 	const char *collection;
 	size_t collection_len;
-	const char *id;
-	size_t id_len;
-	const char *parentid;
-	size_t parentid_len;
-	const char *predecessorid;
-	size_t predecessorid_len;
-	bool has_sortindex;
-	int64_t sortindex;
-	int64_t modified;
-	const char *payload;
-	size_t payload_len;
+	struct wbo_row row;
 	int64_t expires; /* DB_RECORD_NEVER: no ttl */
 };
 

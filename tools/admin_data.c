@@ -324,24 +324,24 @@ static int record_line(struct buf *out, const struct db_record *r)
 	if (rc == 0)
 		rc = buf_puts(out, ",\"id\":");
 	if (rc == 0)
-		rc = wbo_json_escape(out, r->id, r->id_len);
+		rc = wbo_json_escape(out, r->row.id, r->row.id_len);
 	if (rc == 0)
 		rc = buf_puts(out, ",\"parentid\":");
 	if (rc == 0)
-		rc = r->parentid ? wbo_json_escape(out, r->parentid, r->parentid_len)
+		rc = r->row.parentid ? wbo_json_escape(out, r->row.parentid, r->row.parentid_len)
 				 : buf_puts(out, "null");
 	if (rc == 0)
 		rc = buf_puts(out, ",\"predecessorid\":");
 	if (rc == 0)
-		rc = r->predecessorid
-			     ? wbo_json_escape(out, r->predecessorid, r->predecessorid_len)
+		rc = r->row.predecessorid
+			     ? wbo_json_escape(out, r->row.predecessorid, r->row.predecessorid_len)
 			     : buf_puts(out, "null");
-	if (rc == 0 && r->has_sortindex)
-		rc = buf_printf(out, ",\"sortindex\":%" PRId64, r->sortindex);
+	if (rc == 0 && r->row.has_sortindex)
+		rc = buf_printf(out, ",\"sortindex\":%" PRId64, r->row.sortindex);
 	else if (rc == 0)
 		rc = buf_puts(out, ",\"sortindex\":null");
 	if (rc == 0)
-		rc = buf_printf(out, ",\"modified\":%" PRId64, r->modified);
+		rc = buf_printf(out, ",\"modified\":%" PRId64, r->row.modified);
 	if (rc == 0 && r->expires != DB_RECORD_NEVER)
 		rc = buf_printf(out, ",\"expires\":%" PRId64, r->expires);
 	else if (rc == 0)
@@ -349,7 +349,7 @@ static int record_line(struct buf *out, const struct db_record *r)
 	if (rc == 0)
 		rc = buf_puts(out, ",\"payload\":");
 	if (rc == 0)
-		rc = r->payload ? wbo_json_escape(out, r->payload, r->payload_len)
+		rc = r->row.payload ? wbo_json_escape(out, r->row.payload, r->row.payload_len)
 				: buf_puts(out, "null");
 	if (rc == 0)
 		rc = buf_puts(out, "}\n");
@@ -539,29 +539,29 @@ static int parse_record(struct import_ctx *c, struct json_object *o, struct db_r
 	    (r->collection == NULL || !validate_collection(r->collection, r->collection_len)))
 		why = "must be a collection name ([A-Za-z0-9._-]{1,32})";
 	if (why == NULL &&
-	    (why = optional_string(o, key = "id", WBO_ID_MAX, &r->id, &r->id_len)) == NULL &&
-	    (r->id == NULL || r->id_len == 0 || memchr(r->id, '\0', r->id_len) != NULL))
+	    (why = optional_string(o, key = "id", WBO_ID_MAX, &r->row.id, &r->row.id_len)) == NULL &&
+	    (r->row.id == NULL || r->row.id_len == 0 || memchr(r->row.id, '\0', r->row.id_len) != NULL))
 		why = "must be a string of 1-64 bytes";
 	if (why == NULL)
-		why = optional_string(o, key = "parentid", WBO_ID_MAX, &r->parentid,
-				      &r->parentid_len);
+		why = optional_string(o, key = "parentid", WBO_ID_MAX, &r->row.parentid,
+				      &r->row.parentid_len);
 	if (why == NULL)
 		why = optional_string(o, key = "predecessorid", WBO_ID_MAX,
-				      &r->predecessorid, &r->predecessorid_len);
+				      &r->row.predecessorid, &r->row.predecessorid_len);
 	if (why == NULL)
 		why = optional_int(o, key = "sortindex", INT32_MIN, INT32_MAX,
-				   &r->has_sortindex, &r->sortindex);
+				   &r->row.has_sortindex, &r->row.sortindex);
 	if (why == NULL &&
 	    (why = optional_int(o, key = "modified", 0, MODIFIED_MAX, &present,
-				&r->modified)) == NULL &&
+				&r->row.modified)) == NULL &&
 	    !present)
 		why = "is missing (integer centiseconds)";
 	if (why == NULL &&
 	    (why = optional_int(o, key = "expires", 1, INT64_MAX, &present, &v)) == NULL)
 		r->expires = present ? v : DB_RECORD_NEVER;
 	if (why == NULL)
-		why = optional_string(o, key = "payload", PAYLOAD_MAX, &r->payload,
-				      &r->payload_len);
+		why = optional_string(o, key = "payload", PAYLOAD_MAX, &r->row.payload,
+				      &r->row.payload_len);
 	if (why != NULL)
 		return fail(EXIT_FAILED, "%s:%zu: \"%s\" %s", c->file, c->line_no, key, why);
 	return EXIT_OK;
@@ -619,8 +619,8 @@ static int import_lines(FILE *in, struct import_ctx *c, int64_t user_id,
 		c->n++;
 		if (rc != EXIT_OK)
 			break;
-		if (c->rows[c->n - 1].modified > c->max_modified)
-			c->max_modified = c->rows[c->n - 1].modified;
+		if (c->rows[c->n - 1].row.modified > c->max_modified)
+			c->max_modified = c->rows[c->n - 1].row.modified;
 		c->count++;
 		if (c->n == DB_INSERT_CHUNK) {
 			enum db_status st = flush_rows(c, user_id);

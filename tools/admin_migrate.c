@@ -129,7 +129,7 @@ static const char *convert_sortindex(const struct src_value *v, struct db_record
 {
 	char text[64];
 	int64_t n;
-	r->has_sortindex = false;
+	r->row.has_sortindex = false;
 	if (v->is_null)
 		return NULL;
 	if (!src_number_text(v, text, sizeof text))
@@ -137,8 +137,8 @@ static const char *convert_sortindex(const struct src_value *v, struct db_record
 	if (parse_int64(text, INT32_MIN, INT32_MAX, &n) < 0 &&
 	    !src_number_by_double(text, 1.0, INT32_MAX, &n))
 		return "sortindex is not a 32-bit integer";
-	r->has_sortindex = true;
-	r->sortindex = n;
+	r->row.has_sortindex = true;
+	r->row.sortindex = n;
 	return NULL;
 }
 
@@ -170,24 +170,24 @@ static const char *convert_record(struct migration *m, const struct legacy_user 
 	    (why = id_field(&row[3], false, "parentid")) != NULL ||
 	    (why = id_field(&row[4], false, "predecessorid")) != NULL)
 		return why;
-	r->id = row[2].s;
-	r->id_len = row[2].len;
+	r->row.id = row[2].s;
+	r->row.id_len = row[2].len;
 	if (!row[3].is_null) {
-		r->parentid = row[3].s;
-		r->parentid_len = row[3].len;
+		r->row.parentid = row[3].s;
+		r->row.parentid_len = row[3].len;
 	}
 	if (!row[4].is_null) {
-		r->predecessorid = row[4].s;
-		r->predecessorid_len = row[4].len;
+		r->row.predecessorid = row[4].s;
+		r->row.predecessorid_len = row[4].len;
 	}
 	if ((why = convert_sortindex(&row[5], r)) != NULL ||
-	    (why = convert_modified(m, &row[6], &r->modified)) != NULL)
+	    (why = convert_modified(m, &row[6], &r->row.modified)) != NULL)
 		return why;
 	if (!row[7].is_null) {
 		if (row[7].len > PAYLOAD_MAX)
 			return "a payload is larger than 16 MB";
-		r->payload = row[7].s;
-		r->payload_len = row[7].len;
+		r->row.payload = row[7].s;
+		r->row.payload_len = row[7].len;
 	}
 	/* Minimal's ttl column was never filled or enforced: no expiry. */
 	r->expires = DB_RECORD_NEVER;
@@ -217,10 +217,10 @@ static void batch_add(struct migration *m, const struct db_record *r)
 	char **o = m->owned[m->nbatch];
 	*b = *r;
 	b->collection = own(&o[0], r->collection, r->collection_len);
-	b->id = own(&o[1], r->id, r->id_len);
-	b->parentid = own(&o[2], r->parentid, r->parentid_len);
-	b->predecessorid = own(&o[3], r->predecessorid, r->predecessorid_len);
-	b->payload = own(&o[4], r->payload, r->payload_len);
+	b->row.id = own(&o[1], r->row.id, r->row.id_len);
+	b->row.parentid = own(&o[2], r->row.parentid, r->row.parentid_len);
+	b->row.predecessorid = own(&o[3], r->row.predecessorid, r->row.predecessorid_len);
+	b->row.payload = own(&o[4], r->row.payload, r->row.payload_len);
 	m->nbatch++;
 }
 
@@ -412,7 +412,7 @@ static int migrate_record(void *ctx, const struct src_value *row, size_t ncols)
 	if (why != NULL) {
 		struct buf msg;
 		buf_init(&msg, 1024);
-		buf_printf(&msg, "record '%.64s' in '%.32s': %s", r.id ? r.id : "?",
+		buf_printf(&msg, "record '%.64s' in '%.32s': %s", r.row.id ? r.row.id : "?",
 			   r.collection ? r.collection : "?", why);
 		fail_user(m, u, msg.data);
 		buf_free(&msg);
@@ -420,8 +420,8 @@ static int migrate_record(void *ctx, const struct src_value *row, size_t ncols)
 	}
 	u->records++;
 	m->copied++;
-	if (r.modified > u->max_modified)
-		u->max_modified = r.modified;
+	if (r.row.modified > u->max_modified)
+		u->max_modified = r.row.modified;
 	char coll[COLLECTION_MAX + 1];
 	snprintf(coll, sizeof coll, "%.*s", (int)r.collection_len, r.collection);
 	count_add(&u->collections, coll, 1);
