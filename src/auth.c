@@ -15,7 +15,6 @@
 #include <openssl/params.h>
 #include <openssl/rand.h>
 
-#include "account_name.h"
 #include "change_board.h"
 #include "password.h"
 #include "request.h"
@@ -155,13 +154,13 @@ enum auth_parse_status auth_parse_basic(const char *header,
 		st = AUTH_PARSE_TOO_LONG;
 		goto done;
 	}
-	/* The name rule is account_name.h's: an e-mail login maps to its
-	 * hashed name here; a plain name is only lowered, and the login
-	 * checks it (validate_username) so that it can say why it failed. */
-	if (account_name_is_email((const char *)decoded, ulen)) {
-		if (!account_name_normalise((const char *)decoded, ulen, out->username))
-			goto done;
-		out->username_len = strlen(out->username);
+	/* account_name.h's rule: an e-mail login maps to its hashed name
+	 * (auth_email_to_username, which account_name.c uses too); a plain
+	 * name is only lowered here, and the login checks it
+	 * (validate_username) so that it can say why it failed. */
+	if (memchr(decoded, '@', ulen) != NULL) {
+		auth_email_to_username((const char *)decoded, ulen, out->username);
+		out->username_len = 32;
 	} else {
 		memcpy(out->username, decoded, ulen);
 		out->username[ulen] = '\0';
