@@ -277,10 +277,12 @@ static long do_download(MYSQL_STMT *user, MYSQL_STMT *sel, const char *name,
 /* Statements of a 100-record POST, in src/db_storage.c's chunks (64, 32, 4). */
 struct post_stmts {
 	MYSQL_STMT *user, *last_write, *keep, *log;
-	MYSQL_STMT *del[3], *ins[3];
+	MYSQL_STMT *ins[3];
 };
 
-/* src/db_storage.c keep_replaced(): one statement, the 100 ids padded to 128. */
+/* src/db_storage.c prepare_upload() with history on: one statement keeps
+ * the rows the upload replaces and finds expired ones (none here, so the
+ * DELETE of expired rows does not run), the 100 ids padded to 128. */
 #define KEEP_IDS 128
 static char *keep_sql(void)
 {
@@ -289,22 +291,12 @@ static char *keep_sql(void)
 	size_t o = (size_t)snprintf(s, cap, "%s", SQL_HISTORY_KEEP SQL_KEEP_BY_IDS);
 	for (size_t i = 0; i < KEEP_IDS; i++)
 		o += (size_t)snprintf(s + o, cap - o, i ? ",?" : "?");
-	snprintf(s + o, cap - o, SQL_IDS_CLOSE SQL_HISTORY_KEEP_LIVE);
+	snprintf(s + o, cap - o, SQL_IDS_CLOSE SQL_HISTORY_KEEP_RETURNING);
 	return s;
 }
 
+/* db_storage_put(): one upsert per chunk of at most 64 records. */
 static const size_t chunks[3] = { 64, 32, 4 };
-
-static char *delete_sql(size_t n)
-{
-	size_t cap = 256 + n * 2;
-	char *s = malloc(cap);
-	size_t o = (size_t)snprintf(s, cap, "%s", SQL_WBO_DROP_EXPIRED SQL_IDS_OPEN);
-	for (size_t i = 0; i < n; i++)
-		o += (size_t)snprintf(s + o, cap - o, i ? ",?" : "?");
-	snprintf(s + o, cap - o, SQL_IDS_CLOSE);
-	return s;
-}
 
 static char *insert_sql(size_t n)
 {
@@ -359,18 +351,8 @@ static void do_post(struct post_stmts *s, const char *name, unsigned batch)
 	exec_text("START TRANSACTION");
 	uid = load_user(s->user, name, &last_write);
 	stamp = (now > last_write ? now : last_write) + 1; /* route.c */
-	size_t at = 0;
-	for (int c = 0; c < 3; c++) { /* drop_expired() */
-		bind_int(&p[0], &uid);
-		bind_str(&p[1], "history", &coll_len);
-		bind_int(&p[2], &now);
-		for (size_t i = 0; i < chunks[c]; i++)
-			bind_str(&p[3 + i], ids[at + i], &id_lens[at + i]);
-		run(s->del[c], p, NULL);
-		at += chunks[c];
-	}
-	{ /* keep_replaced() */
-		MYSQL_BIND k[KEEP_IDS + 4];
+	{ /* prepare_upload() */
+		MYSQL_BIND k[KEEP_IDS + 3];
 		bind_int(&k[0], &stamp);
 		bind_int(&k[1], &uid);
 		bind_str(&k[2], "history", &coll_len);
@@ -378,10 +360,9 @@ static void do_post(struct post_stmts *s, const char *name, unsigned batch)
 			size_t r = i < BATCH ? i : BATCH - 1;
 			bind_str(&k[3 + i], ids[r], &id_lens[r]);
 		}
-		bind_int(&k[KEEP_IDS + 3], &stamp);
 		run(s->keep, k, NULL);
 	}
-	at = 0;
+	size_t at = 0;
 	for (int c = 0; c < 3; c++) { /* one INSERT per chunk */
 		for (size_t i = 0; i < chunks[c]; i++) {
 			size_t k = at + i;
@@ -455,10 +436,8 @@ static void worker(const struct db *d, const struct job *j, int fd)
 		free(ks);
 		ps.log = prepare(sql_write_log);
 		for (int c = 0; c < 3; c++) {
-			char *ds = delete_sql(chunks[c]), *is = insert_sql(chunks[c]);
-			ps.del[c] = prepare(ds);
+			char *is = insert_sql(chunks[c]);
 			ps.ins[c] = prepare(is);
-			free(ds);
 			free(is);
 		}
 	} else {

@@ -527,6 +527,24 @@ done:
 	return st;
 }
 
+bool db_server_supported(char *why, size_t why_size)
+{
+	if (db_connect() != DB_OK) {
+		snprintf(why, why_size, "cannot connect: %s", db_last_error());
+		return false;
+	}
+	const char *info = mysql_get_server_info(conn);
+	unsigned long version = mysql_get_server_version(conn);
+	if (info != NULL && strstr(info, "MariaDB") != NULL &&
+	    version >= DB_SERVER_MIN_VERSION)
+		return true;
+	snprintf(why, why_size, "the database server is %s; weave-server needs "
+		 "MariaDB %d.%d or newer (its SQL uses MariaDB's RETURNING and "
+		 "IF NOT EXISTS forms)", info ? info : "unknown",
+		 DB_SERVER_MIN_VERSION / 10000, DB_SERVER_MIN_VERSION / 100 % 100);
+	return false;
+}
+
 enum db_status db_run(const char *sql, const struct db_param *params,
 		      size_t nparams, db_row_fn row_fn, void *ctx,
 		      uint64_t *affected)

@@ -86,6 +86,14 @@ void db_forget(const char *sql);
 /* Run text without parameters (DDL, schema scripts). */
 enum db_status db_exec_text(const char *sql);
 
+/*
+ * Whether the connected server can run weave-server's SQL: MariaDB 10.5
+ * or newer (the schema's IF NOT EXISTS forms and RETURNING are MariaDB's).
+ * false with why (for weave-admin) filled otherwise. Connects first.
+ */
+#define DB_SERVER_MIN_VERSION 100500
+bool db_server_supported(char *why, size_t why_size);
+
 /* The last server error message (for weave-admin); never contains data. */
 const char *db_last_error(void);
 

@@ -16,7 +16,7 @@ static struct {
 	int64_t user_id, stamp, previous, max_kb;
 	char collection[33]; /* "" for every collection */
 	char agent[HISTORY_AGENT_MAX + 1];
-	int64_t written, replaced, deleted;
+	int64_t written, replaced, deleted, bytes;
 } open_write;
 
 void db_history_begin(const struct history_write *w)
@@ -52,30 +52,87 @@ void db_history_note_written(size_t n)
 	open_write.written += (int64_t)n;
 }
 
-enum db_status db_history_keep(const char *where, const struct db_param *params,
-			       size_t nparams, bool deleting)
+/* What a keep statement's RETURNING gives back, a row per version kept. */
+struct kept_rows {
+	int64_t now, live, expired, bytes;
+};
+
+static int kept_row(void *ctx, const struct db_value *row, size_t ncols)
 {
-	if (!open_write.active)
-		return DB_OK;
+	struct kept_rows *k = ctx;
+	(void)ncols;
+	if (row[0].i > k->now) {
+		k->live++;
+		k->bytes += row[1].i;
+	} else {
+		k->expired++;
+	}
+	return 0;
+}
+
+/*
+ * Copy the rows matching `where` into wbo_history under the open write's
+ * stamp; `live` adds the condition that they have not expired. The
+ * statement hands back each kept row's expiry and size (RETURNING), so
+ * that counting them costs no statement of its own.
+ */
+static enum db_status keep_rows(const char *where, const struct db_param *params,
+				size_t nparams, bool live, struct kept_rows *k)
+{
 	open_write.touched = true;
 	struct buf sql;
 	buf_init(&sql, 1024 * 1024);
 	buf_puts(&sql, SQL_HISTORY_KEEP);
 	buf_puts(&sql, where);
-	buf_puts(&sql, SQL_HISTORY_KEEP_LIVE);
+	if (live)
+		buf_puts(&sql, SQL_HISTORY_KEEP_LIVE);
+	buf_puts(&sql, SQL_HISTORY_KEEP_RETURNING);
 	struct db_param *p = xcalloc(nparams + 2, sizeof *p);
 	p[0] = DB_INT(open_write.stamp);
 	memcpy(p + 1, params, nparams * sizeof *p);
 	p[nparams + 1] = DB_INT(open_write.stamp);
-	uint64_t kept = 0;
-	enum db_status st = db_run(sql.data, p, nparams + 2, NULL, NULL, &kept);
+	memset(k, 0, sizeof *k);
+	k->now = open_write.stamp;
+	enum db_status st = db_run(sql.data, p, nparams + (live ? 2 : 1), kept_row,
+				   k, NULL);
 	free(p);
 	buf_free(&sql);
-	if (deleting)
-		open_write.deleted += (int64_t)kept;
-	else
-		open_write.replaced += (int64_t)kept;
+	open_write.bytes += k->bytes;
 	return st;
+}
+
+enum db_status db_history_keep(const char *where, const struct db_param *params,
+			       size_t nparams, bool deleting)
+{
+	if (!open_write.active)
+		return DB_OK;
+	struct kept_rows k;
+	enum db_status st = keep_rows(where, params, nparams, true, &k);
+	if (deleting)
+		open_write.deleted += k.live;
+	else
+		open_write.replaced += k.live;
+	return st;
+}
+
+enum db_status db_history_keep_replaced(const char *where,
+					const struct db_param *params,
+					size_t nparams, bool *expired)
+{
+	*expired = false;
+	if (!open_write.active)
+		return DB_OK;
+	struct kept_rows k;
+	enum db_status st = keep_rows(where, params, nparams, false, &k);
+	open_write.replaced += k.live;
+	if (st != DB_OK || k.expired == 0)
+		return st;
+	/* Rare: an expired row is no version anyone could restore. */
+	*expired = true;
+	struct db_param p[] = { DB_INT(open_write.user_id), DB_INT(open_write.stamp),
+				DB_INT(open_write.stamp) };
+	return db_run("DELETE FROM wbo_history WHERE user_id = ? AND replaced = ? "
+		      "AND expires <= ?", p, 3, NULL, NULL, NULL);
 }
 
 static int int_row(void *ctx, const struct db_value *row, size_t ncols)
@@ -101,18 +158,18 @@ static int trim_row(void *ctx, const struct db_value *row, size_t ncols)
 	return 0;
 }
 
-/* Drop the account's oldest writes until it holds 9/10 of its cap. */
-static enum db_status apply_cap(int64_t user_id, int64_t max_kb)
+/*
+ * Drop the account's oldest writes until it holds 9/10 of its cap; it
+ * holds `bytes` now.
+ */
+static enum db_status apply_cap(int64_t user_id, int64_t max_kb, int64_t bytes)
 {
-	int64_t bytes = 0;
 	struct db_param who[] = { DB_INT(user_id) };
-	enum db_status st = db_run("SELECT bytes FROM history_usage WHERE user_id = ?",
-				   who, 1, int_row, &bytes, NULL);
-	if (st != DB_OK || bytes <= max_kb * 1024)
-		return st;
+	if (bytes <= max_kb * 1024)
+		return DB_OK;
 	struct trim_ctx t = { bytes - max_kb * 1024 / 10 * 9, 0, 0 };
-	st = db_run("SELECT stamp, bytes FROM write_log WHERE user_id = ? "
-		    "ORDER BY stamp, collection", who, 1, trim_row, &t, NULL);
+	enum db_status st = db_run("SELECT stamp, bytes FROM write_log WHERE user_id = ? "
+				   "ORDER BY stamp, collection", who, 1, trim_row, &t, NULL);
 	if (st != DB_OK)
 		return st;
 	struct db_param upto[] = { DB_INT(user_id), DB_INT(t.cutoff) };
@@ -143,46 +200,30 @@ enum db_status db_history_finish(void)
 	open_write.active = false;
 	if (!open_write.touched)
 		return DB_OK;
-	int64_t bytes = 0;
 	bool kept = open_write.replaced + open_write.deleted > 0;
-	enum db_status st = DB_OK;
-	/*
-	 * Statements of their own, with values from here: an INSERT ...
-	 * SELECT locks the rows it reads and took 0.4 ms where the SELECT
-	 * and a plain INSERT take 0.2 together. The versions of the write
-	 * are together under the key; an empty collection (DELETE storage)
-	 * matches every one.
-	 */
-	if (kept) {
-		struct db_param p[] = { DB_INT(open_write.user_id),
-					DB_INT(open_write.stamp),
-					DB_CSTR(open_write.collection),
-					DB_INT(open_write.collection[0] == '\0') };
-		st = db_run("SELECT CAST(COALESCE(SUM(payload_size), 0) AS SIGNED) "
-			    "FROM wbo_history WHERE user_id = ? AND replaced = ? "
-			    "AND (collection = ? OR 1 = ?)", p, 4, int_row, &bytes, NULL);
-	}
 	struct db_param log_row[] = {
 		DB_INT(open_write.user_id), DB_INT(open_write.stamp),
 		DB_CSTR(open_write.collection), DB_INT(open_write.previous),
 		DB_INT(open_write.written), DB_INT(open_write.replaced),
-		DB_INT(open_write.deleted), DB_CSTR(open_write.agent), DB_INT(bytes),
+		DB_INT(open_write.deleted), DB_CSTR(open_write.agent),
+		DB_INT(open_write.bytes),
 	};
-	if (st == DB_OK)
-		st = db_run(SQL_WRITE_LOG_INSERT, log_row, 9, NULL, NULL, NULL);
+	enum db_status st = db_run(SQL_WRITE_LOG_INSERT, log_row, 9, NULL, NULL, NULL);
 	if (st != DB_OK || !kept)
 		return st;
 	/* A new account figure starts where the account's log does: every
-	 * write since the oldest logged one's predecessor is in the log. */
-	struct db_param usage[] = { DB_INT(open_write.user_id), DB_INT(bytes),
+	 * write since the oldest logged one's predecessor is in the log.
+	 * RETURNING gives the figure after this write, for the cap. */
+	struct db_param usage[] = { DB_INT(open_write.user_id), DB_INT(open_write.bytes),
 				    DB_INT(open_write.user_id) };
+	int64_t bytes = 0;
 	st = db_run("INSERT INTO history_usage (user_id, bytes, since) VALUES (?, ?, "
 		    "(SELECT o.previous FROM write_log o WHERE o.user_id = ? "
 		    "ORDER BY o.stamp LIMIT 1)) "
-		    "ON DUPLICATE KEY UPDATE bytes = bytes + VALUES(bytes)",
-		    usage, 3, NULL, NULL, NULL);
+		    "ON DUPLICATE KEY UPDATE bytes = bytes + VALUES(bytes) RETURNING bytes",
+		    usage, 3, int_row, &bytes, NULL);
 	if (st == DB_OK && open_write.max_kb > 0)
-		st = apply_cap(open_write.user_id, open_write.max_kb);
+		st = apply_cap(open_write.user_id, open_write.max_kb, bytes);
 	return st;
 }
 

@@ -51,6 +51,17 @@ bool db_history_active(void);
  */
 enum db_status db_history_keep(const char *where, const struct db_param *params,
 			       size_t nparams, bool deleting);
+/*
+ * The same for rows an upload is about to replace, in one statement that
+ * also tells whether any of them had expired (*expired): the caller then
+ * deletes those from wbo (an expired row is no version to keep, and the
+ * upload must not update it in place). While history is on, this
+ * statement takes the place of that DELETE, so keeping costs an upload
+ * no extra search of wbo.
+ */
+enum db_status db_history_keep_replaced(const char *where,
+					const struct db_param *params,
+					size_t nparams, bool *expired);
 /* The open write uploads n records (for the log). */
 void db_history_note_written(size_t n);
 /*

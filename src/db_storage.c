@@ -444,27 +444,63 @@ static void add_insert(struct sql *s, unsigned shape, const struct wbo *items,
 		sql_add(s, ", expires = VALUES(expires)");
 }
 
-/* Remove expired rows that the write would otherwise update in place. */
-static enum db_status drop_expired(struct sql *s, int64_t user_id,
-				   const char *collection, const struct wbo *items,
-				   size_t n, int64_t now)
+/*
+ * Ids of items as an IN list's placeholders, padded to a power of two
+ * with repeats of the last id: the statements below run on every upload,
+ * and the padding keeps them to a few prepared texts, one statement per
+ * MAX_IN_CHUNK ids (as in db_storage_select).
+ */
+static void add_padded_ids(struct sql *s, const struct wbo *items, size_t n)
+{
+	size_t padded = 1;
+	while (padded < n)
+		padded *= 2;
+	for (size_t i = 0; i < padded; i++) {
+		const struct wbo *w = &items[i < n ? i : n - 1];
+		sql_add(s, i ? ",?" : "?");
+		sql_param(s, DB_STR(w->id, w->id_len));
+	}
+	sql_add(s, SQL_IDS_CLOSE);
+}
+
+/*
+ * Before an upload writes items: expired rows among their ids are
+ * deleted, since the upload must not update them in place. While record
+ * history is on, the rows it replaces are kept first, by a statement
+ * that also finds the expired ones, so that the DELETE runs only when
+ * there are some and keeping costs no extra search of wbo.
+ */
+static enum db_status prepare_upload(struct sql *s, int64_t user_id,
+				     const char *collection,
+				     const struct wbo *items, size_t n,
+				     int64_t now)
 {
 	enum db_status st = DB_OK;
-	const char *ids[MAX_IN_CHUNK];
-	size_t lens[MAX_IN_CHUNK];
+	bool history = db_history_active();
+	if (history)
+		db_history_note_written(n);
 	for (size_t done = 0; done < n && st == DB_OK;) {
-		size_t c = chunk_size(n - done, MAX_IN_CHUNK);
-		for (size_t i = 0; i < c; i++) {
-			ids[i] = items[done + i].id;
-			lens[i] = items[done + i].id_len;
+		size_t c = n - done < MAX_IN_CHUNK ? n - done : MAX_IN_CHUNK;
+		bool expired = true;
+		if (history) {
+			sql_reset(s);
+			sql_add(s, SQL_KEEP_BY_IDS);
+			sql_param(s, DB_INT(user_id));
+			sql_param(s, DB_CSTR(collection));
+			add_padded_ids(s, items + done, c);
+			st = db_history_keep_replaced(s->text.data, s->params,
+						      s->nparams, &expired);
 		}
-		sql_reset(s);
-		sql_add(s, SQL_WBO_DROP_EXPIRED);
-		sql_param(s, DB_INT(user_id));
-		sql_param(s, DB_CSTR(collection));
-		sql_param(s, DB_INT(now));
-		add_id_list(s, ids, lens, c);
-		st = sql_run(s, NULL, NULL, NULL);
+		if (st == DB_OK && expired) {
+			sql_reset(s);
+			sql_add(s, SQL_WBO_DROP_EXPIRED);
+			sql_param(s, DB_INT(user_id));
+			sql_param(s, DB_CSTR(collection));
+			sql_param(s, DB_INT(now));
+			sql_add(s, SQL_IDS_OPEN);
+			add_padded_ids(s, items + done, c);
+			st = sql_run(s, NULL, NULL, NULL);
+		}
 		done += c;
 	}
 	return st;
@@ -481,41 +517,6 @@ static enum db_status keep_deleted(const struct sql *s)
 			       s->nparams, true);
 }
 
-/*
- * Record history: keep the live rows that items are about to replace.
- * One statement per MAX_IN_CHUNK ids, the list padded to a power of two
- * with repeats of its last id (as in db_storage_select): this statement
- * runs on every upload while history is on, so fewer round trips count.
- */
-static enum db_status keep_replaced(struct sql *s, int64_t user_id,
-				    const char *collection,
-				    const struct wbo *items, size_t n)
-{
-	enum db_status st = DB_OK;
-	if (!db_history_active())
-		return DB_OK;
-	db_history_note_written(n);
-	for (size_t done = 0; done < n && st == DB_OK;) {
-		size_t c = n - done < MAX_IN_CHUNK ? n - done : MAX_IN_CHUNK;
-		size_t padded = 1;
-		while (padded < c)
-			padded *= 2;
-		sql_reset(s);
-		sql_add(s, SQL_KEEP_BY_IDS);
-		sql_param(s, DB_INT(user_id));
-		sql_param(s, DB_CSTR(collection));
-		for (size_t i = 0; i < padded; i++) {
-			const struct wbo *w = &items[done + (i < c ? i : c - 1)];
-			sql_add(s, i ? ",?" : "?");
-			sql_param(s, DB_STR(w->id, w->id_len));
-		}
-		sql_add(s, SQL_IDS_CLOSE);
-		st = db_history_keep(s->text.data, s->params, s->nparams, false);
-		done += c;
-	}
-	return st;
-}
-
 enum db_status db_storage_put(int64_t user_id, const char *collection,
 			      const struct wbo *items, size_t n, int64_t stamp)
 {
@@ -525,9 +526,7 @@ enum db_status db_storage_put(int64_t user_id, const char *collection,
 	struct wbo *group = xcalloc(n ? n : 1, sizeof *group);
 
 	sql_init(&s);
-	st = drop_expired(&s, user_id, collection, items, n, stamp);
-	if (st == DB_OK)
-		st = keep_replaced(&s, user_id, collection, items, n);
+	st = prepare_upload(&s, user_id, collection, items, n, stamp);
 	/* One multi-row statement per shape (set of present fields). */
 	for (size_t first = 0; first < n && st == DB_OK; first++) {
 		if (done[first])

@@ -82,14 +82,18 @@
 
 /*
  * Keep the live rows a write is about to replace or delete:
- * SQL_HISTORY_KEEP, the write's WHERE conditions, SQL_HISTORY_KEEP_LIVE.
- * Parameters: the write's stamp, the conditions' own, the stamp again.
+ * SQL_HISTORY_KEEP, the write's WHERE conditions, SQL_HISTORY_KEEP_LIVE
+ * (when only unexpired rows are wanted), SQL_HISTORY_KEEP_RETURNING.
+ * Parameters: the write's stamp, the conditions' own, the stamp again
+ * (for SQL_HISTORY_KEEP_LIVE). RETURNING (MariaDB 10.5+) hands back each
+ * kept row's expiry and size, so that no statement has to count them.
  */
 #define SQL_HISTORY_KEEP \
 	"INSERT IGNORE INTO wbo_history (user_id, collection, id, " \
 	"replaced, " SQL_VERSION_COLUMNS ") SELECT user_id, collection, id, " \
 	"?, " SQL_VERSION_COLUMNS " FROM wbo WHERE "
 #define SQL_HISTORY_KEEP_LIVE " AND expires > ?"
+#define SQL_HISTORY_KEEP_RETURNING " RETURNING expires, payload_size"
 /* A write replaces records by their ids: the WHERE of its keep (an id
  * list without SQL_IDS_OPEN's leading AND follows). */
 #define SQL_KEEP_BY_IDS "user_id = ? AND collection = ? AND id IN ("

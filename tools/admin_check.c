@@ -229,6 +229,12 @@ static void check_database(const char *path)
 			    admin_cfg.db_user, db_last_error());
 		return;
 	}
+	char why[300];
+	if (!db_server_supported(why, sizeof why)) {
+		say_problem("install MariaDB 10.5 or newer (Debian 11 and later ship it)",
+			    "%s", why);
+		return;
+	}
 	st = schema_inspect(&version, &missing, first, sizeof first);
 	if (st != DB_OK) {
 		say_problem("check the grants of db_user (GRANT ALL ON db_name.*)",

@@ -71,7 +71,10 @@ static enum db_status recreate_missing_indexes(void);
 int cmd_db_init(const struct args *a)
 {
 	int64_t version;
+	char why[300];
 	(void)a;
+	if (!db_server_supported(why, sizeof why))
+		return fail(EXIT_DATABASE, "%s", why);
 	enum db_status st = db_admin_schema_version(&version);
 	if (st != DB_OK)
 		return db_fail(st, "reading the schema version");

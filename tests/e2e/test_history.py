@@ -267,3 +267,25 @@ def test_user_history_text_and_deleting_an_account():
     admin("user", "delete", user, "--yes")
     for table in ("write_log", "wbo_history", "history_usage"):
         assert sql(f"SELECT COUNT(*) FROM {table} WHERE user_id = {uid}") == [["0"]], table
+
+
+def test_an_expired_record_is_replaced_anew_and_not_kept():
+    # An upload looks for the rows it replaces with one statement that
+    # also finds expired ones (db_history_keep_replaced): an expired row
+    # is deleted, not kept, and the upload writes a new record instead of
+    # updating the old one in place.
+    user, pw = new_user("hist")
+    uid = user_id(user)
+    stamp_of(call("POST", "storage/e", user, pw,
+                  [{"id": "gone", "payload": "old", "sortindex": 7, "ttl": 1},
+                   {"id": "live", "payload": "kept"}]))
+    sql(f"UPDATE wbo SET expires = 1 WHERE user_id = {uid} AND id = 'gone'")
+    r = call("POST", "storage/e", user, pw,
+             [{"id": "gone", "payload": "new"}, {"id": "live", "payload": "newer"}])
+    assert r.status == 200 and sorted(r.json()["success"]) == ["gone", "live"], r.body
+    got = records(user, pw, "e")
+    assert got["gone"]["payload"] == "new" and "sortindex" not in got["gone"], got
+    kept = sql(f"SELECT id, payload FROM wbo_history WHERE user_id = {uid}")
+    assert kept == [["live", "kept"]], kept
+    last = history(user)["writes"][-1]
+    assert (last["written"], last["replaced"], last["kept_bytes"]) == (2, 1, 4), last
