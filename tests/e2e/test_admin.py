@@ -19,7 +19,6 @@ import base64
 import hashlib
 import json
 import os
-import pty
 import re
 import secrets
 import sqlite3
@@ -29,6 +28,7 @@ import threading
 import time
 
 import weave
+from terminal import run_on_terminal
 from weave import CONFIG, admin, new_user, read_config, request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -602,24 +602,9 @@ def test_progress_bar_only_on_a_terminal():
         p = expect(0, "export", name, target)
         assert p.stderr == "", p.stderr
         # stderr a terminal: a bar with the count, a rate and a time.
-        master, slave = pty.openpty()
-        try:
-            p = subprocess.run([weave.ADMIN, "--config", CONFIG, "export", name, target, "--force"],
-                               stdout=subprocess.PIPE, stderr=slave, timeout=60)
-            os.close(slave)
-            shown = b""
-            while True:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                shown += chunk
-        finally:
-            os.close(master)
+        p, text = run_on_terminal([weave.ADMIN, "--config", CONFIG, "export", name, target,
+                                   "--force"], timeout=60)
         assert p.returncode == 0
-        text = shown.decode("utf-8", "replace")
         assert "export [" in text and "20/20 records" in text and "/s" in text, text
 
 

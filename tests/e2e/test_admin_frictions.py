@@ -5,17 +5,14 @@ help and did-you-mean, a locked account, maintenance's Retry-After, export
 over an existing file, a quota below usage, and progress bars that fit the
 terminal and show sizes."""
 
-import fcntl
 import json
 import os
-import pty
 import re
-import struct
 import subprocess
 import tempfile
-import termios
 
 import weave
+from terminal import run_on_terminal
 from weave import new_user, request
 
 CONFIG = weave.CONFIG
@@ -179,24 +176,7 @@ def test_quota_below_usage_is_warned():
 
 
 def terminal_run(args, columns):
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
-    try:
-        p = subprocess.run([weave.ADMIN, "--config", CONFIG, *args], stdout=subprocess.PIPE,
-                           stderr=slave, timeout=120)
-        os.close(slave)
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            shown += chunk
-    finally:
-        os.close(master)
-    return p, shown.decode("utf-8", "replace")
+    return run_on_terminal([weave.ADMIN, "--config", CONFIG, *args], columns)
 
 
 def test_progress_bars_fit_the_terminal_and_show_sizes():

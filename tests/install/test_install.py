@@ -24,12 +24,12 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import sandbox  # noqa: E402
+from terminal import run_on_terminal  # noqa: E402  (tests/e2e, on the runner's path)
 
 CONF = "/etc/weave/weave.conf"
 CERT = "/etc/weave/tls/localhost.crt"
@@ -212,26 +212,11 @@ def test_check_passes_on_the_installation():
 
 def test_interactive_setup_asks_and_confirms():
     """Without --yes: the questions on a terminal, then a confirmation."""
-    import pty
-    master, slave = pty.openpty()
-    answers = b"localhost\n\n\ny\n"     # name, no certificate, no account, go on
-    os.write(master, answers)
-    p = subprocess.Popen(["nsenter", "--target", str(box().init_pid), "--mount", "--net", "--pid",
-                          "--wd=/", "weave-admin", "setup"], stdin=slave, stdout=subprocess.PIPE,
-                         stderr=slave)
-    out = p.communicate(timeout=300)[0].decode()
-    os.close(slave)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(master)
-    asked = shown.decode(errors="replace")
+    p, asked = run_on_terminal(["nsenter", "--target", str(box().init_pid), "--mount", "--net",
+                                "--pid", "--wd=/", "weave-admin", "setup"],
+                               answers=b"localhost\n\n\ny\n",  # name, no certificate, no account, go on
+                               timeout=300)
+    out = p.stdout.decode()
     assert p.returncode == 0, out + asked
     for question in ("Server name clients will use", "Certificate file", "First account",
                      "Go on?"):
