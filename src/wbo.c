@@ -214,13 +214,16 @@ enum wbo_batch_status wbo_batch_parse(struct json_object *body,
 		/* Past a limit a record is not refused but deferred: the client
 		 * sends it again in its next POST (server-storage's answer). The
 		 * byte budget, once spent, stays spent for the rest of the list,
-		 * so what is stored is always a prefix of the valid records. */
+		 * so what is stored is always a prefix of the valid records. The
+		 * first valid record is always within it: a payload that passed
+		 * max_payload but not max_bytes (max_post_bytes set below
+		 * max_payload_bytes) would otherwise be deferred forever. */
 		if (i >= max_records) {
 			add_failure(out->failed, w.id, w.id_len, "retry wbo");
 			continue;
 		}
 		bytes += w.payload_len;
-		if (bytes > max_bytes) {
+		if (bytes > max_bytes && (out->nvalid > 0 || bytes > w.payload_len)) {
 			add_failure(out->failed, w.id, w.id_len, "retry bytes");
 			continue;
 		}

@@ -115,6 +115,32 @@ START_TEST(test_batch_over_the_byte_budget)
 }
 END_TEST
 
+START_TEST(test_batch_first_record_is_never_deferred_by_bytes)
+{
+	struct wbo_batch b;
+	/* A budget below one payload (max_post_bytes under
+	 * max_payload_bytes): the first record is stored, not deferred for
+	 * ever; the budget is spent for the rest. */
+	struct json_object *body = parse(
+		"[{\"id\":\"a\",\"payload\":\"123456789012\"},"
+		"{\"id\":\"b\",\"payload\":\"1\"}]");
+	ck_assert_int_eq(wbo_batch_parse(body, 100, 10, 1024, &b), WBO_BATCH_OK);
+	ck_assert_uint_eq(b.nvalid, 1);
+	ck_assert_str_eq(b.items[0].id, "a");
+	ck_assert_str_eq(reasons(&b, "b"), "[\"retry bytes\"]");
+	wbo_batch_free(&b);
+	json_object_put(body);
+	/* An invalid record before it does not count as the first. */
+	body = parse("[{\"id\":\"x\",\"ttl\":\"no\"},"
+		     "{\"id\":\"a\",\"payload\":\"123456789012\"}]");
+	ck_assert_int_eq(wbo_batch_parse(body, 100, 10, 1024, &b), WBO_BATCH_OK);
+	ck_assert_uint_eq(b.nvalid, 1);
+	ck_assert_str_eq(b.items[0].id, "a");
+	wbo_batch_free(&b);
+	json_object_put(body);
+}
+END_TEST
+
 START_TEST(test_batch_failed_keys_as_sent)
 {
 	struct wbo_batch b;
@@ -300,6 +326,7 @@ Suite *wbo_suite(void)
 	tcase_add_test(tc, test_batch_shapes);
 	tcase_add_test(tc, test_batch_over_the_record_limit);
 	tcase_add_test(tc, test_batch_over_the_byte_budget);
+	tcase_add_test(tc, test_batch_first_record_is_never_deferred_by_bytes);
 	tcase_add_test(tc, test_batch_failed_keys_as_sent);
 	tcase_add_test(tc, test_numeric_ids);
 	tcase_add_test(tc, test_sortindex_strings);
