@@ -22,6 +22,28 @@
 #include "response.h"
 #include "throttle.h"
 
+/*
+ * The domain of the mail's From: when mail_from is unset: public_url's
+ * host when that is set, since the server name Apache passes on is the
+ * requester's Host header (with UseCanonicalName Off, its default).
+ */
+static void mail_domain(const struct request *req, char *out, size_t cap)
+{
+	const char *url = req->cfg->public_url;
+	if (url != NULL) {
+		const char *host = strstr(url, "://");
+		host = host != NULL ? host + 3 : url;
+		size_t n = host[0] == '[' ? strcspn(host, "]") + 1 : strcspn(host, ":/");
+		if (n > 0 && n < cap && n <= strlen(host)) {
+			memcpy(out, host, n);
+			out[n] = '\0';
+			return;
+		}
+	}
+	const char *name = request_env(req, "SERVER_NAME");
+	snprintf(out, cap, "%s", name != NULL && name[0] != '\0' ? name : "localhost");
+}
+
 int reset_send_code(const struct request *req, const struct user *u)
 {
 	const struct config *cfg = req->cfg;
@@ -42,8 +64,9 @@ int reset_send_code(const struct request *req, const struct user *u)
 	if (cfg->mail_from != NULL) {
 		buf_puts(&from, cfg->mail_from);
 	} else {
-		const char *host = request_env(req, "SERVER_NAME");
-		buf_printf(&from, "Weave Sync <weave@%s>", host ? host : "localhost");
+		char domain[256];
+		mail_domain(req, domain, sizeof domain);
+		buf_printf(&from, "Weave Sync <weave@%s>", domain);
 	}
 	/* An e-mail login knows its account by the address, not by the hashed
 	 * name it is stored under: name it so, in the text and the link. */

@@ -349,3 +349,25 @@ def test_reset_page_refuses_a_too_long_password_with_its_reason():
     r = request("POST", "weave-password-reset", body=form, headers=FORM)
     assert r.status == 200 and b"Your password has been changed" in r.body, r
     assert can_log_in(name, "fresh-password-8") and not can_log_in(name, old)
+
+
+def test_mail_from_ignores_a_forged_host_header():
+    """Without mail_from the sender's domain is public_url's host: the
+    server name Apache passes on is the asker's Host header, and a mail to
+    the owner must not claim to come from a domain the asker chose."""
+    import http.client
+    name, _, address = user_with_email("fh")
+    seen = set(mail_files())
+    base = urllib.parse.urlsplit(BASE_URL)
+    conn = http.client.HTTPConnection(base.hostname, base.port, timeout=30)
+    conn.putrequest("GET", weave.url_path(f"user/1.0/{name}/password_reset"), skip_host=True)
+    conn.putheader("Host", "evil.example")
+    conn.endheaders()
+    r = conn.getresponse()
+    assert r.status == 200 and r.read() == b"success", r.status
+    conn.close()
+    msg = one_new_mail(address, seen)
+    _, sender = email.utils.parseaddr(msg["From"])
+    public = urllib.parse.urlsplit(weave.read_config()["public_url"])
+    assert sender == "weave@" + public.hostname, msg["From"]
+    code_of(msg)  # the code is recorded, so the log check knows it
