@@ -49,7 +49,7 @@ static bool parse_offset(const char *p, int64_t *seconds)
 {
 	int hours = 0, minutes = 0;
 	*seconds = 0;
-	if (*p == '\0' || (p[0] == 'Z' && p[1] == '\0'))
+	if (*p == '\0' || ((p[0] == 'Z' || p[0] == 'z') && p[1] == '\0'))
 		return true;
 	if (*p != '+' && *p != '-')
 		return false;
@@ -91,6 +91,11 @@ static int parse_iso(const char *p, int64_t *out)
 				if (*p >= '0' && *p <= '9')
 					digits(&p, 1, &hundredths);
 				cs = tenths * 10 + hundredths;
+				/* Finer digits (Python's isoformat() writes
+				 * microseconds) are cut, not rounded: "as of"
+				 * a time must not take in a write after it. */
+				while (*p >= '0' && *p <= '9')
+					p++;
 			}
 		}
 		if (h > 23 || mi > 59 || s > 59)

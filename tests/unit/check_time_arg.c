@@ -42,6 +42,11 @@ START_TEST(test_iso_utc)
 	ck_assert(parsed("1970-01-01T00:00:00Z") == 0);
 	ck_assert(parsed("2026-12-04T07:00:00.5Z") == INT64_C(179636760050));
 	ck_assert(parsed("2026-12-04T07:00:00.25Z") == INT64_C(179636760025));
+	/* Python's isoformat(): microseconds and +00:00; finer digits are
+	 * cut, never rounded up past the time given. */
+	ck_assert(parsed("2026-12-04T07:00:00.129999+00:00") == INT64_C(179636760012));
+	ck_assert(parsed("2026-12-04T07:00:00.999999") == INT64_C(179636760099));
+	ck_assert(parsed("2026-12-04t07:00:00z") == INT64_C(179636760000));
 	/* 2024-02-29 is a leap day: date -u -d 2024-02-29 +%s = 1709164800 */
 	ck_assert(parsed("2024-02-29") == INT64_C(170916480000));
 }
@@ -67,6 +72,8 @@ START_TEST(test_iso_refused)
 	refused("2026-12-04T07");
 	refused("2026-12-04T07:00:00+25:00");
 	refused("2026-12-04T07:00:00Zjunk");
+	refused("2026-12-04T07:00:00.");
+	refused("2026-12-04T07:00:00.12x");
 	refused("2026-12-04x");
 	refused("1969-12-31");
 	refused("26-12-04");
