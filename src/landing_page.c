@@ -9,6 +9,7 @@
 #include "config.h"
 #include "html.h"
 #include "user_api.h"
+#include "util.h"
 
 /* Only a request that names JSON and never HTML is a program's. */
 static bool wants_json(const struct request *req)
@@ -27,9 +28,8 @@ int landing_page(struct request *req, struct response *resp)
 	buf_init(&body, 16384);
 	user_public_url(req, &url);
 	/* The host part names the server: "sync.example.org". */
-	const char *host = strstr(url.data, "://");
-	host = host ? host + 3 : url.data;
-	size_t host_len = strcspn(host, "/");
+	size_t host_len;
+	const char *host = url_host(url.data, true, &host_len);
 	char name[256];
 	snprintf(name, sizeof name, "%.*s", (int)(host_len < 255 ? host_len : 255), host);
 

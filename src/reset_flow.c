@@ -21,6 +21,7 @@
 #include "reset_code.h"
 #include "response.h"
 #include "throttle.h"
+#include "util.h"
 
 /*
  * The domain of the mail's From: when mail_from is unset: public_url's
@@ -29,19 +30,17 @@
  */
 static void mail_domain(const struct request *req, char *out, size_t cap)
 {
-	const char *url = req->cfg->public_url;
-	if (url != NULL) {
-		const char *host = strstr(url, "://");
-		host = host != NULL ? host + 3 : url;
-		size_t n = host[0] == '[' ? strcspn(host, "]") + 1 : strcspn(host, ":/");
-		if (n > 0 && n < cap && n <= strlen(host)) {
-			memcpy(out, host, n);
-			out[n] = '\0';
-			return;
-		}
+	size_t n = 0;
+	const char *host = req->cfg->public_url != NULL
+				   ? url_host(req->cfg->public_url, false, &n)
+				   : NULL;
+	if (n == 0 || n >= cap) {
+		host = request_env(req, "SERVER_NAME");
+		if (host == NULL || host[0] == '\0')
+			host = "localhost";
+		n = strlen(host);
 	}
-	const char *name = request_env(req, "SERVER_NAME");
-	snprintf(out, cap, "%s", name != NULL && name[0] != '\0' ? name : "localhost");
+	snprintf(out, cap, "%.*s", (int)(n < cap ? n : cap - 1), host);
 }
 
 int reset_send_code(const struct request *req, const struct user *u)

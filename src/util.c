@@ -158,3 +158,20 @@ bool bytes_equal_const_time(const void *a, const void *b, size_t len)
 {
 	return CRYPTO_memcmp(a, b, len) == 0;
 }
+
+const char *url_host(const char *url, bool with_port, size_t *len)
+{
+	const char *host = strstr(url, "://");
+	host = host != NULL ? host + 3 : url;
+	size_t n = strcspn(host, "/?#");
+	if (!with_port) {
+		const char *end = host[0] == '[' ? memchr(host, ']', n) : NULL;
+		const char *colon = memchr(host, ':', n);
+		if (end != NULL)
+			n = (size_t)(end - host) + 1;
+		else if (host[0] != '[' && colon != NULL)
+			n = (size_t)(colon - host);
+	}
+	*len = n;
+	return host;
+}

@@ -45,4 +45,12 @@ void ascii_lower(char *s);
 /* Compare two byte strings in time independent of their contents. */
 bool bytes_equal_const_time(const void *a, const void *b, size_t len);
 
+/*
+ * The host of an absolute URL, as a pointer into url and its length in
+ * *len: "https://sync.example.org:8443/weave/" gives "sync.example.org:8443"
+ * with with_port, "sync.example.org" without ("[::1]" stays whole). A
+ * text without "://" is read as if it started after one.
+ */
+const char *url_host(const char *url, bool with_port, size_t *len);
+
 #endif

@@ -304,6 +304,22 @@ def test_reset_flow_leaves_no_code_in_the_logs():
             assert form_ not in text, f"the reset code stands in {path}"  # ...not the code
 
 
+def ask_with_forged_host(name, address, port=None):
+    """GET password_reset with the Host header "evil.example", as whoever
+    asks for the mail may send; returns the one new mail."""
+    import http.client
+    seen = set(mail_files())
+    conn = http.client.HTTPConnection(weave.HOST, port or weave.PORT, timeout=30)
+    conn.putrequest("GET", weave.url_path(f"user/1.0/{name}/password_reset"),
+                    skip_host=True)
+    conn.putheader("Host", "evil.example")
+    conn.endheaders()
+    r = conn.getresponse()
+    assert r.status == 200 and r.read() == b"success", r.status
+    conn.close()
+    return one_new_mail(address, seen)
+
+
 def test_without_public_url_the_mail_has_no_link_to_forge():
     """Review (issue 15): without public_url a link would be built from the
     Host header, which whoever asks for the mail chooses: the mail would
@@ -312,17 +328,7 @@ def test_without_public_url_the_mail_has_no_link_to_forge():
     name, _, address = user_with_email("nl")
     port, apache_dir = loadkit.second_apache("no-public-url", {"public_url": None})
     try:
-        seen = set(mail_files())
-        import http.client
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        conn.putrequest("GET", weave.url_path(f"user/1.0/{name}/password_reset"),
-                        skip_host=True)
-        conn.putheader("Host", "evil.example")
-        conn.endheaders()
-        r = conn.getresponse()
-        assert r.status == 200 and r.read() == b"success", r.status
-        conn.close()
-        msg = one_new_mail(address, seen)
+        msg = ask_with_forged_host(name, address, port)
     finally:
         loadkit.stack_lib_run('stack_apache_stop "$1"', apache_dir)
     body = msg.get_content()
@@ -355,18 +361,8 @@ def test_mail_from_ignores_a_forged_host_header():
     """Without mail_from the sender's domain is public_url's host: the
     server name Apache passes on is the asker's Host header, and a mail to
     the owner must not claim to come from a domain the asker chose."""
-    import http.client
     name, _, address = user_with_email("fh")
-    seen = set(mail_files())
-    base = urllib.parse.urlsplit(BASE_URL)
-    conn = http.client.HTTPConnection(base.hostname, base.port, timeout=30)
-    conn.putrequest("GET", weave.url_path(f"user/1.0/{name}/password_reset"), skip_host=True)
-    conn.putheader("Host", "evil.example")
-    conn.endheaders()
-    r = conn.getresponse()
-    assert r.status == 200 and r.read() == b"success", r.status
-    conn.close()
-    msg = one_new_mail(address, seen)
+    msg = ask_with_forged_host(name, address)
     _, sender = email.utils.parseaddr(msg["From"])
     public = urllib.parse.urlsplit(weave.read_config()["public_url"])
     assert sender == "weave@" + public.hostname, msg["From"]

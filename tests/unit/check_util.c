@@ -420,6 +420,27 @@ START_TEST(test_buf_detach)
 }
 END_TEST
 
+START_TEST(test_url_host)
+{
+	size_t n;
+	const char *h = url_host("https://sync.example.org:8443/weave/", true, &n);
+	ck_assert_int_eq((int)n, 21);
+	ck_assert(strncmp(h, "sync.example.org:8443", n) == 0);
+	h = url_host("https://sync.example.org:8443/weave/", false, &n);
+	ck_assert(n == 16 && strncmp(h, "sync.example.org", n) == 0);
+	h = url_host("http://[::1]:8080/", false, &n);
+	ck_assert(n == 5 && strncmp(h, "[::1]", n) == 0);
+	h = url_host("http://[::1]/", true, &n);
+	ck_assert(n == 5 && strncmp(h, "[::1]", n) == 0);
+	h = url_host("https://h.example?x=1", false, &n);
+	ck_assert(n == 9 && strncmp(h, "h.example", n) == 0);
+	h = url_host("plain.example/path", true, &n);
+	ck_assert(n == 13 && strncmp(h, "plain.example", n) == 0);
+	h = url_host("https://", false, &n);
+	ck_assert_int_eq((int)n, 0);
+}
+END_TEST
+
 Suite *util_suite(void)
 {
 	Suite *s = suite_create("util");
@@ -453,6 +474,7 @@ Suite *util_suite(void)
 	tcase_add_test(tc, test_buf_max);
 	tcase_add_test(tc, test_buf_reset);
 	tcase_add_test(tc, test_buf_detach);
+	tcase_add_test(tc, test_url_host);
 	suite_add_tcase(s, tc);
 
 	return s;
