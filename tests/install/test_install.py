@@ -375,7 +375,7 @@ def test_check_names_each_broken_apache_setting():
 
 # ---- the host --------------------------------------------------------------------------------------
 
-def test_zz_nothing_reached_the_host():
+def test_nothing_reached_the_host():
     b = S["box"]
     b.stop()
     after = {p: os.path.exists(p) for p in HOST_PATHS}
