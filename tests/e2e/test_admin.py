@@ -1,4 +1,4 @@
-"""weave-admin end to end (issue 5; README, Administration; docs/protocol.md,
+"""weave-admin end to end (issue 5; docs/admin.md, Administration; docs/protocol.md,
 Data from older servers): every command against the stack's real MariaDB,
 checked through Apache where the server sees the change.
 
