@@ -5,6 +5,7 @@
 # the clean tree and on an allowed exception).
 set -u
 root=${top_srcdir:-$(dirname "$0")/../..}
+root=$(cd "$root" && pwd) || exit 1
 check=$root/tests/unit/layering.sh
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -54,6 +55,18 @@ case_ server_including_a_tools_header_fails fail src/validate.c '#include "db_ad
 	"src/validate.c:3 includes tools/db_admin.h"
 case_ pure_rule_including_mysql_fails fail src/validate.c '#  include <mysql.h>' \
 	"src/validate.c:3 includes <mysql.h>"
+
+# A root given as a relative path (make check passes ../..) is checked too.
+t=$scratch/relative_root
+clean_tree "$t"
+echo '#include "response.h"' >>"$t/src/db_user.c"
+if out=$(cd "$scratch" && "$check" relative_root 2>&1) ||
+	[[ $out != *"src/db_user.c:2 includes src/response.h"* ]]; then
+	echo "FAIL relative_root_is_checked: $out"
+	failures=$((failures + 1))
+else
+	echo "ok   relative_root_is_checked"
+fi
 
 # Without its rule table the check must not pass silently.
 t=$scratch/no_rules

@@ -9,6 +9,7 @@ set -u
 set -f # globs here are patterns for paths, never expanded
 sep=$'\x1f' # between the cells of a rule (not blank: cells may be empty)
 root=${1:-${top_srcdir:-$(dirname "$0")/../..}}
+root=$(cd "$root" && pwd) || exit 1 # absolute: the script changes folder
 rules_doc=$root/docs/HACKING.md
 
 # The rows of the Layering table as "FILES sep NEVER sep EXCEPT sep WHY",
@@ -64,7 +65,7 @@ if ((${#rules[@]} == 0)); then
 	exit 1
 fi
 
-bad=0
+bad=0 resolved=0
 cd "$root" || exit 1
 while IFS= read -r file; do
 	while IFS=: read -r lineno name; do
@@ -73,6 +74,7 @@ while IFS= read -r file; do
 		else
 			header=$(resolve "$(dirname "$file")" "$name")
 			[[ -n $header ]] || continue # not in the tree (generated)
+			resolved=$((resolved + 1))
 		fi
 		for rule in "${rules[@]}"; do
 			IFS=$sep read -r files never except why <<<"$rule"
@@ -86,9 +88,13 @@ while IFS= read -r file; do
 		sed -E 's/^([0-9]+):[^"<]*"([^"]+)".*/\1:\2/; s/^([0-9]+):[^<]*(<[^>]+>).*/\1:\2/')
 done < <(find src tools tests bench -name '*.[ch]' 2>/dev/null | sort)
 
+if ((resolved == 0)); then
+	echo "layering: no #include \"...\" found a header in $root: nothing was checked"
+	exit 1
+fi
 if ((bad > 0)); then
 	echo "$bad include(s) against the layering (docs/HACKING.md, Layering)"
 	exit 1
 fi
-echo "layering: ${#rules[@]} rules hold in src/, tools/, tests/ and bench/"
+echo "layering: ${#rules[@]} rules hold for $resolved includes in src/, tools/, tests/ and bench/"
 exit 0
