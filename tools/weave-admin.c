@@ -291,7 +291,8 @@ static const struct command commands[] = {
 	  "they made since it was created, how often verified credentials,\n"
 	  "kept account rows and info/collections answers served a request,\n"
 	  "and how many entries each cache holds. Run as root or as the\n"
-	  "server's user.", CMD_NO_DATABASE },
+	  "server's user. Asks no database, so it answers while the database\n"
+	  "is down.", CMD_NO_DATABASE },
 
 	{ "secret", 0, 0, 0, cmd_secret, "",
 	  "print a fresh random value for admin_secret or captcha_secret",
