@@ -43,32 +43,79 @@ static int add_field(CURL *curl, struct buf *body, const char *name,
 	return rc;
 }
 
+/* A fresh easy handle (libcurl initialised on first use), or NULL. */
+static CURL *new_handle(void)
+{
+	static bool curl_ready;
+	if (!curl_ready) {
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+			log_error("captcha: libcurl failed to initialise");
+			return NULL;
+		}
+		curl_ready = true;
+	}
+	CURL *curl = curl_easy_init();
+	if (curl == NULL)
+		log_error("captcha: libcurl failed to initialise");
+	return curl;
+}
+
+/* One POST of body to the verifier, its reply into reply; no redirects,
+ * http(s) only, bounded in time. */
+static void set_request(CURL *curl, const struct config *cfg,
+			const struct buf *body, struct buf *reply, char *errbuf)
+{
+	/* POSTFIELDS sends application/x-www-form-urlencoded. */
+	curl_easy_setopt(curl, CURLOPT_URL, cfg->captcha_verify_url);
+	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body->data);
+	curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body->len);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT, VERIFY_TIMEOUT_SECONDS);
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+#endif
+	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect_reply);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, reply);
+}
+
+/* The verifier's first line: "true", or "false" and a reason on the next. */
+static enum captcha_verdict read_verdict(const struct buf *reply)
+{
+	const char *line = reply->data ? reply->data : "";
+	size_t n = strcspn(line, "\n");
+	size_t first = n;
+	while (first > 0 && is_blank(line[first - 1]))
+		first--;
+	if (first == 4 && memcmp(line, "true", 4) == 0)
+		return CAPTCHA_OK;
+	if (first == 5 && memcmp(line, "false", 5) == 0) {
+		const char *why = line[n] == '\n' ? line + n + 1 : "";
+		size_t wlen = strcspn(why, "\r\n");
+		log_info("captcha: verifier said false (%.*s)",
+			 (int)(wlen > 64 ? 64 : wlen), why);
+		return CAPTCHA_WRONG;
+	}
+	log_error("captcha: verifier reply is neither true nor false");
+	return CAPTCHA_UNAVAILABLE;
+}
+
 enum captcha_verdict captcha_remote_verify(const struct config *cfg,
 					   const char *challenge,
 					   const char *response,
 					   const char *remote_ip)
 {
-	static bool curl_ready;
 	enum captcha_verdict v = CAPTCHA_UNAVAILABLE;
 	char errbuf[CURL_ERROR_SIZE] = "";
 	struct buf body, reply;
-	CURL *curl = NULL;
 	long http_status = 0;
 
 	buf_init(&body, 16384);
 	buf_init(&reply, VERIFY_REPLY_MAX + 1);
-	if (!curl_ready) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-			log_error("captcha: libcurl failed to initialise");
-			goto done;
-		}
-		curl_ready = true;
-	}
-	curl = curl_easy_init();
-	if (curl == NULL) {
-		log_error("captcha: libcurl failed to initialise");
+	CURL *curl = new_handle();
+	if (curl == NULL)
 		goto done;
-	}
 	if (cfg->captcha_private_key == NULL)
 		log_warn("captcha: captcha_verify_url is set but captcha_private_key "
 			 "is not");
@@ -79,21 +126,7 @@ enum captcha_verdict captcha_remote_verify(const struct config *cfg,
 		log_error("captcha: could not build the verifier request");
 		goto done;
 	}
-
-	/* POSTFIELDS sends application/x-www-form-urlencoded. */
-	curl_easy_setopt(curl, CURLOPT_URL, cfg->captcha_verify_url);
-	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data);
-	curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body.len);
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT, VERIFY_TIMEOUT_SECONDS);
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-#endif
-	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect_reply);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply);
-
+	set_request(curl, cfg, &body, &reply, errbuf);
 	CURLcode cc = curl_easy_perform(curl);
 	if (cc != CURLE_OK) {
 		log_error("captcha: verifier at captcha_verify_url unreachable: %s",
@@ -105,23 +138,7 @@ enum captcha_verdict captcha_remote_verify(const struct config *cfg,
 		log_error("captcha: verifier answered HTTP %ld", http_status);
 		goto done;
 	}
-
-	const char *line = reply.data ? reply.data : "";
-	size_t n = strcspn(line, "\n");
-	size_t first = n;
-	while (first > 0 && is_blank(line[first - 1]))
-		first--;
-	if (first == 4 && memcmp(line, "true", 4) == 0) {
-		v = CAPTCHA_OK;
-	} else if (first == 5 && memcmp(line, "false", 5) == 0) {
-		const char *why = line[n] == '\n' ? line + n + 1 : "";
-		size_t wlen = strcspn(why, "\r\n");
-		log_info("captcha: verifier said false (%.*s)",
-			 (int)(wlen > 64 ? 64 : wlen), why);
-		v = CAPTCHA_WRONG;
-	} else {
-		log_error("captcha: verifier reply is neither true nor false");
-	}
+	v = read_verdict(&reply);
 done:
 	if (curl != NULL)
 		curl_easy_cleanup(curl);

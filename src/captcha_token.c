@@ -218,6 +218,49 @@ fail:
 	return rc;
 }
 
+/*
+ * The typed answer: surrounding blanks ignored, bounded, any case. false
+ * when it cannot be an answer (too long, wrong length).
+ */
+static bool read_response(const char *response, char given[CAPTCHA_ANSWER_LEN])
+{
+	size_t rlen = strnlen(response, CAPTCHA_RESPONSE_MAX + 1);
+	if (rlen > CAPTCHA_RESPONSE_MAX)
+		return false;
+	const char *r = response;
+	while (rlen > 0 && is_blank(*r)) {
+		r++;
+		rlen--;
+	}
+	while (rlen > 0 && is_blank(r[rlen - 1]))
+		rlen--;
+	if (rlen != CAPTCHA_ANSWER_LEN)
+		return false;
+	for (size_t i = 0; i < CAPTCHA_ANSWER_LEN; i++)
+		given[i] = ascii_upper(r[i]);
+	return true;
+}
+
+/* given against the answer sealed in raw under k_enc, in constant time. */
+static enum captcha_verdict compare_answer(const unsigned char *k_enc,
+					   const unsigned char *raw,
+					   const char *given)
+{
+	unsigned char mac[MAC_LEN];
+	char answer[CAPTCHA_ANSWER_LEN];
+	enum captcha_verdict v = CAPTCHA_UNAVAILABLE;
+	if (hmac_sha256(k_enc, MAC_LEN, raw, ANSWER_OFF, mac) == 0) {
+		for (size_t i = 0; i < CAPTCHA_ANSWER_LEN; i++)
+			answer[i] = (char)(raw[ANSWER_OFF + i] ^ mac[i]);
+		v = bytes_equal_const_time(answer, given, CAPTCHA_ANSWER_LEN)
+			    ? CAPTCHA_OK
+			    : CAPTCHA_WRONG;
+	}
+	OPENSSL_cleanse(mac, sizeof mac);
+	OPENSSL_cleanse(answer, sizeof answer);
+	return v;
+}
+
 enum captcha_verdict captcha_token_check(const char *secret,
 					 const char *challenge,
 					 const char *response, int64_t now,
@@ -226,7 +269,6 @@ enum captcha_verdict captcha_token_check(const char *secret,
 {
 	unsigned char raw[CAPTCHA_TOKEN_RAW_LEN];
 	unsigned char k_enc[MAC_LEN], k_mac[MAC_LEN], mac[MAC_LEN];
-	char answer[CAPTCHA_ANSWER_LEN];
 	char given[CAPTCHA_ANSWER_LEN];
 	enum captcha_verdict v = CAPTCHA_MALFORMED;
 
@@ -262,42 +304,14 @@ enum captcha_verdict captcha_token_check(const char *secret,
 	if (expires_out != NULL)
 		*expires_out = (int64_t)expires;
 
-	/* The response: surrounding blanks ignored, bounded, any case. */
-	size_t rlen = strnlen(response, CAPTCHA_RESPONSE_MAX + 1);
-	if (rlen > CAPTCHA_RESPONSE_MAX) {
+	if (!read_response(response, given))
 		v = CAPTCHA_WRONG;
-		goto done;
-	}
-	const char *r = response;
-	while (rlen > 0 && is_blank(*r)) {
-		r++;
-		rlen--;
-	}
-	while (rlen > 0 && is_blank(r[rlen - 1]))
-		rlen--;
-	if (rlen != CAPTCHA_ANSWER_LEN) {
-		v = CAPTCHA_WRONG;
-		goto done;
-	}
-	for (size_t i = 0; i < CAPTCHA_ANSWER_LEN; i++)
-		given[i] = ascii_upper(r[i]);
-
-	if (hmac_sha256(k_enc, MAC_LEN, raw, ANSWER_OFF, mac) < 0) {
-		v = CAPTCHA_UNAVAILABLE;
-		goto done;
-	}
-	for (size_t i = 0; i < CAPTCHA_ANSWER_LEN; i++)
-		answer[i] = (char)(raw[ANSWER_OFF + i] ^ mac[i]);
-	if (!bytes_equal_const_time(answer, given, CAPTCHA_ANSWER_LEN)) {
-		v = CAPTCHA_WRONG;
-		goto done;
-	}
-	v = CAPTCHA_OK;
+	else
+		v = compare_answer(k_enc, raw, given);
 done:
 	OPENSSL_cleanse(k_enc, sizeof k_enc);
 	OPENSSL_cleanse(k_mac, sizeof k_mac);
 	OPENSSL_cleanse(mac, sizeof mac);
-	OPENSSL_cleanse(answer, sizeof answer);
 	OPENSSL_cleanse(given, sizeof given);
 	OPENSSL_cleanse(raw, sizeof raw);
 	return v;

@@ -265,87 +265,115 @@ static bool is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\r';
 }
 
+/* Where config_parse() is, for its messages. */
+struct parse_at {
+	struct config *cfg;
+	const char *name; /* the file, as messages name it */
+	size_t line_no;
+	bool seen[NKEYS];
+	char *err;
+	size_t errlen;
+};
+
+/* The key and value of the trimmed line [p, q): -1 with the message set
+ * when it is no 'key = value'. */
+static int split_line(struct parse_at *at, const char *p, const char *q,
+		      const char **key_end, const char **value)
+{
+	if (memchr(p, '\0', (size_t)(q - p)) != NULL) {
+		snprintf(at->err, at->errlen, "%s:%zu: line contains a NUL byte",
+			 at->name, at->line_no);
+		return -1;
+	}
+	const char *eq = memchr(p, '=', (size_t)(q - p));
+	if (eq == NULL) {
+		snprintf(at->err, at->errlen, "%s:%zu: expected 'key = value'",
+			 at->name, at->line_no);
+		return -1;
+	}
+	*key_end = eq;
+	while (*key_end > p && is_blank((*key_end)[-1]))
+		(*key_end)--;
+	*value = eq + 1;
+	while (*value < q && is_blank(**value))
+		(*value)++;
+	/* A blank inside the "key" means a missing '=' earlier on the
+	 * line: echo nothing, the text may be a secret. */
+	for (const char *k = p; k < *key_end; k++) {
+		if (is_blank(*k)) {
+			snprintf(at->err, at->errlen,
+				 "%s:%zu: expected 'key = value' (the key has a blank in it)",
+				 at->name, at->line_no);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Set the key [p, key_end) to the value [v, q), once per file. */
+static int store_line(struct parse_at *at, const char *p, const char *key_end,
+		      const char *v, const char *q)
+{
+	const struct config_key *key = find_key(p, (size_t)(key_end - p));
+	if (key == NULL) {
+		snprintf(at->err, at->errlen, "%s:%zu: unknown key '%.*s'", at->name,
+			 at->line_no, (int)(key_end - p > 64 ? 64 : key_end - p), p);
+		return -1;
+	}
+	size_t index = (size_t)(key - config_keys);
+	if (at->seen[index]) {
+		snprintf(at->err, at->errlen, "%s:%zu: key '%s' is set twice", at->name,
+			 at->line_no, key->name);
+		return -1;
+	}
+	at->seen[index] = true;
+
+	char *value = xstrndup(v, (size_t)(q - v));
+	const char *why = NULL;
+	int rc = set_value(at->cfg, key, value, &why);
+	if (rc < 0) {
+		if (key->secret)
+			snprintf(at->err, at->errlen, "%s:%zu: key '%s': %s", at->name,
+				 at->line_no, key->name, why);
+		else
+			snprintf(at->err, at->errlen,
+				 "%s:%zu: key '%s': %s (got '%.64s')", at->name,
+				 at->line_no, key->name, why, value);
+	}
+	OPENSSL_cleanse(value, strlen(value));
+	free(value);
+	return rc < 0 ? -1 : 0;
+}
+
+/* One line [line, line_end): blank lines and comments are skipped. */
+static int parse_line(struct parse_at *at, const char *line, const char *line_end)
+{
+	const char *p = line;
+	while (p < line_end && is_blank(*p))
+		p++;
+	const char *q = line_end;
+	while (q > p && is_blank(q[-1]))
+		q--;
+	if (p == q || *p == '#')
+		return 0;
+	const char *key_end, *v;
+	if (split_line(at, p, q, &key_end, &v) < 0)
+		return -1;
+	return store_line(at, p, key_end, v, q);
+}
+
 int config_parse(struct config *cfg, const char *name, const char *text,
 		 size_t len, char *err, size_t errlen)
 {
-	bool seen[NKEYS] = { false };
-	size_t line_no = 0;
+	struct parse_at at = { .cfg = cfg, .name = name, .err = err, .errlen = errlen };
 	const char *end = text + len;
 	const char *line = text;
 
 	while (line < end) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
-		const char *line_end = nl ? nl : end;
-		line_no++;
-
-		const char *p = line;
-		while (p < line_end && is_blank(*p))
-			p++;
-		const char *q = line_end;
-		while (q > p && is_blank(q[-1]))
-			q--;
-		if (p == q || *p == '#')
-			goto next;
-		if (memchr(p, '\0', (size_t)(q - p)) != NULL) {
-			snprintf(err, errlen, "%s:%zu: line contains a NUL byte",
-				 name, line_no);
+		at.line_no++;
+		if (parse_line(&at, line, nl ? nl : end) < 0)
 			return -1;
-		}
-
-		const char *eq = memchr(p, '=', (size_t)(q - p));
-		if (eq == NULL) {
-			snprintf(err, errlen, "%s:%zu: expected 'key = value'",
-				 name, line_no);
-			return -1;
-		}
-		const char *key_end = eq;
-		while (key_end > p && is_blank(key_end[-1]))
-			key_end--;
-		const char *v = eq + 1;
-		while (v < q && is_blank(*v))
-			v++;
-
-		/* A blank inside the "key" means a missing '=' earlier on the
-		 * line: echo nothing, the text may be a secret. */
-		for (const char *k = p; k < key_end; k++) {
-			if (is_blank(*k)) {
-				snprintf(err, errlen,
-					 "%s:%zu: expected 'key = value' (the key has a blank in it)",
-					 name, line_no);
-				return -1;
-			}
-		}
-		const struct config_key *key = find_key(p, (size_t)(key_end - p));
-		if (key == NULL) {
-			snprintf(err, errlen, "%s:%zu: unknown key '%.*s'", name,
-				 line_no, (int)(key_end - p > 64 ? 64 : key_end - p), p);
-			return -1;
-		}
-		size_t index = (size_t)(key - config_keys);
-		if (seen[index]) {
-			snprintf(err, errlen, "%s:%zu: key '%s' is set twice", name,
-				 line_no, key->name);
-			return -1;
-		}
-		seen[index] = true;
-
-		char *value = xstrndup(v, (size_t)(q - v));
-		const char *why = NULL;
-		int rc = set_value(cfg, key, value, &why);
-		if (rc < 0) {
-			if (key->secret)
-				snprintf(err, errlen, "%s:%zu: key '%s': %s", name,
-					 line_no, key->name, why);
-			else
-				snprintf(err, errlen,
-					 "%s:%zu: key '%s': %s (got '%.64s')", name,
-					 line_no, key->name, why, value);
-		}
-		OPENSSL_cleanse(value, strlen(value));
-		free(value);
-		if (rc < 0)
-			return -1;
-next:
 		line = nl ? nl + 1 : end;
 	}
 	if (cfg->db_socket != NULL && cfg->db_socket[0] == '\0') {

@@ -8,7 +8,7 @@
  * are errors that name the file, the line and the key.
  *
  * Every key, its default and its meaning are listed in config_keys[]
- * (config.c), and the README is written from it.
+ * (config.c), and docs/admin.md, "Configuration", is written from it.
  */
 #ifndef WEAVE_CONFIG_H
 #define WEAVE_CONFIG_H

@@ -43,6 +43,79 @@ static void mail_domain(const struct request *req, char *out, size_t cap)
 	snprintf(out, cap, "%.*s", (int)(n < cap ? n : cap - 1), host);
 }
 
+/* The mail's From: mail_from, else "Weave Sync <weave@DOMAIN>". */
+static void from_header(const struct request *req, struct buf *from)
+{
+	if (req->cfg->mail_from != NULL) {
+		buf_puts(from, req->cfg->mail_from);
+		return;
+	}
+	char domain[256];
+	mail_domain(req, domain, sizeof domain);
+	buf_printf(from, "Weave Sync <weave@%s>", domain);
+}
+
+/* An e-mail login knows its account by the address, not by the hashed
+ * name it is stored under: name it so, in the text and the link. */
+static const char *shown_name(const struct user *u, char mapped[USERNAME_MAX + 1])
+{
+	if (account_name_normalise(u->email, strlen(u->email), mapped) &&
+	    strcmp(mapped, u->username) == 0)
+		return u->email;
+	return u->username;
+}
+
+/* s percent-encoded for a query value (unreserved characters and '@' kept). */
+static void put_query_value(struct buf *out, const char *s)
+{
+	for (const char *p = s; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '.' || c == '_' || c == '-' || c == '@')
+			buf_putc(out, (char)c);
+		else
+			buf_printf(out, "%%%02X", c);
+	}
+}
+
+/* The mail's text: the code, and where to enter it. */
+static void write_body(struct buf *body, const struct config *cfg,
+		       const char *shown, const char *code)
+{
+	long long hours = (long long)(cfg->reset_code_lifetime + 3599) / 3600;
+	/* The code never goes into the link: a URL ends up in web server
+	 * logs, proxies and browser histories, where a live code must not. */
+	buf_printf(body,
+		   "Someone (hopefully you) asked to reset the password of the sync\n"
+		   "account \"%s\".\n\n"
+		   "Your reset code is:\n\n"
+		   "  %s\n\n",
+		   shown, code);
+	/* Only a configured URL makes the link: one built from the request's
+	 * Host header would let whoever asked for the mail point the owner
+	 * at a page of its own, where the owner would type the code. */
+	if (cfg->public_url != NULL) {
+		buf_printf(body,
+			   "To choose a new password, open this page within %lld hours and\n"
+			   "enter the code there (dashes and case do not matter):\n\n"
+			   "  %sweave-password-reset?username=",
+			   hours, cfg->public_url);
+		put_query_value(body, shown);
+		buf_puts(body, "\n\n");
+	} else {
+		log_warn("reset mail sent without a link: set public_url in "
+			 "weave.conf so that it can carry one");
+		buf_printf(body,
+			   "To choose a new password within %lld hours, open the page\n"
+			   "weave-password-reset of your sync server (the address you\n"
+			   "set up for syncing, followed by weave-password-reset) and\n"
+			   "enter the code there (dashes and case do not matter).\n\n",
+			   hours);
+	}
+	buf_puts(body, "If you did not ask for this, ignore this message: your password\n"
+		       "stays as it is.\n");
+}
+
 int reset_send_code(const struct request *req, const struct user *u)
 {
 	const struct config *cfg = req->cfg;
@@ -58,63 +131,11 @@ int reset_send_code(const struct request *req, const struct user *u)
 		return -1;
 
 	struct buf body, from;
+	char mapped[USERNAME_MAX + 1];
 	buf_init(&body, 16384);
 	buf_init(&from, 512);
-	if (cfg->mail_from != NULL) {
-		buf_puts(&from, cfg->mail_from);
-	} else {
-		char domain[256];
-		mail_domain(req, domain, sizeof domain);
-		buf_printf(&from, "Weave Sync <weave@%s>", domain);
-	}
-	/* An e-mail login knows its account by the address, not by the hashed
-	 * name it is stored under: name it so, in the text and the link. */
-	const char *shown = u->username;
-	char mapped[USERNAME_MAX + 1];
-	if (account_name_normalise(u->email, strlen(u->email), mapped) &&
-	    strcmp(mapped, u->username) == 0)
-		shown = u->email;
-	struct buf shown_query;
-	buf_init(&shown_query, 1024);
-	for (const char *p = shown; *p; p++) {
-		unsigned char c = (unsigned char)*p;
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		    c == '.' || c == '_' || c == '-' || c == '@')
-			buf_putc(&shown_query, (char)c);
-		else
-			buf_printf(&shown_query, "%%%02X", c);
-	}
-	/* The code never goes into the link: a URL ends up in web server
-	 * logs, proxies and browser histories, where a live code must not. */
-	buf_printf(&body,
-		   "Someone (hopefully you) asked to reset the password of the sync\n"
-		   "account \"%s\".\n\n"
-		   "Your reset code is:\n\n"
-		   "  %s\n\n",
-		   shown, code);
-	/* Only a configured URL makes the link: one built from the request's
-	 * Host header would let whoever asked for the mail point the owner
-	 * at a page of its own, where the owner would type the code. */
-	if (cfg->public_url != NULL) {
-		buf_printf(&body,
-			   "To choose a new password, open this page within %lld hours and\n"
-			   "enter the code there (dashes and case do not matter):\n\n"
-			   "  %sweave-password-reset?username=%s\n\n",
-			   (long long)(cfg->reset_code_lifetime + 3599) / 3600,
-			   cfg->public_url, shown_query.data);
-	} else {
-		log_warn("reset mail sent without a link: set public_url in "
-			 "weave.conf so that it can carry one");
-		buf_printf(&body,
-			   "To choose a new password within %lld hours, open the page\n"
-			   "weave-password-reset of your sync server (the address you\n"
-			   "set up for syncing, followed by weave-password-reset) and\n"
-			   "enter the code there (dashes and case do not matter).\n\n",
-			   (long long)(cfg->reset_code_lifetime + 3599) / 3600);
-	}
-	buf_free(&shown_query);
-	buf_puts(&body, "If you did not ask for this, ignore this message: your password\n"
-			"stays as it is.\n");
+	from_header(req, &from);
+	write_body(&body, cfg, shown_name(u, mapped), code);
 	int rc = mail_send(cfg->sendmail_command, from.data, u->email,
 			   "Reset your sync account password", body.data);
 	if (rc == 0)

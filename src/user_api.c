@@ -156,6 +156,41 @@ int user_registration_parse(struct json_object *obj, const char *path_user,
 	return 0;
 }
 
+/* Where a sign-up comes from, counted by network as throttle.h counts: an
+ * IPv6 host has a /64 to pick addresses from. */
+static const char *registration_address(struct request *req,
+					char net[CLIENT_ADDRESS_MAX])
+{
+	const char *address = request_client_address(req);
+	if (address == NULL)
+		address = "";
+	if (client_address_network(address, net, CLIENT_ADDRESS_MAX) == 0)
+		address = net;
+	return address;
+}
+
+/* The new account's row, on the storage node with room (docs/protocol.md,
+ * Storage nodes): 0, or the status answered. */
+static int store_account(struct request *req, struct response *resp,
+			 const struct registration *reg, const char *hash)
+{
+	char *node = NULL;
+	enum db_status st = db_node_pick(&node);
+	if (st == DB_NOT_FOUND) {
+		log_warn("registration refused: every storage node is full "
+			 "(weave-admin node list)");
+		return resp_error(resp, 503, WEAVE_ERR_NONE);
+	}
+	if (st == DB_OK)
+		st = db_user_create(req->path_user, hash, reg->email, node, NULL);
+	free(node);
+	if (st == DB_CONFLICT)
+		return resp_error(resp, 400, WEAVE_ERR_OVERWRITE);
+	if (st != DB_OK)
+		return handler_db_failure(req, resp, st);
+	return 0;
+}
+
 /*
  * PUT user/<u>: create from {"password", "email", "captcha-challenge",
  * "captcha-response"}. 200 with the lower-case name; 400 11 registration
@@ -171,17 +206,11 @@ int user_create(struct request *req, struct response *resp)
 {
 	const struct config *cfg = req->cfg;
 	bool admin = req->admin_secret_ok;
-	const char *address = request_client_address(req);
 	int status = 0;
 	char hash[PASSWORD_HASH_MAX];
-
 	char net[CLIENT_ADDRESS_MAX];
-	if (address == NULL)
-		address = "";
-	/* Counted by network as throttle.h counts: an IPv6 host has a /64
-	 * to pick addresses from. */
-	if (client_address_network(address, net, sizeof net) == 0)
-		address = net;
+	const char *address = registration_address(req, net);
+
 	if (!cfg->registration && !admin) {
 		log_info("registration refused: registration is off");
 		return resp_error(resp, 400, WEAVE_ERR_UNSUPPORTED_FUNCTION);
@@ -220,27 +249,8 @@ int user_create(struct request *req, struct response *resp)
 		status = resp_error(resp, 503, WEAVE_ERR_NONE);
 		goto done;
 	}
-	/* A new account goes to the storage node with room (docs/protocol.md,
- * Storage nodes). */
-	char *node = NULL;
-	st = db_node_pick(&node);
-	if (st == DB_NOT_FOUND) {
-		log_warn("registration refused: every storage node is full "
-			 "(weave-admin node list)");
-		status = resp_error(resp, 503, WEAVE_ERR_NONE);
+	if ((status = store_account(req, resp, &reg, hash)) != 0)
 		goto done;
-	}
-	if (st == DB_OK)
-		st = db_user_create(req->path_user, hash, reg.email, node, NULL);
-	free(node);
-	if (st == DB_CONFLICT) {
-		status = resp_error(resp, 400, WEAVE_ERR_OVERWRITE);
-		goto done;
-	}
-	if (st != DB_OK) {
-		status = handler_db_failure(req, resp, st);
-		goto done;
-	}
 	if (!admin) {
 		int64_t now = (int64_t)time(NULL);
 		db_registration_record(address, now, now - cfg->registration_window);

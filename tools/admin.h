@@ -83,6 +83,21 @@ struct args {
 	const char *opt[OPT__MAX]; /* the value, "" for a flag, NULL when absent */
 };
 
+/*
+ * What a command needs before its handler runs (struct command.flags).
+ * 0, the usual and what a row that leaves flags out gets: weave.conf
+ * loaded, the database configured (connected on first use), the change
+ * board opened, and the schema installed (else "run 'weave-admin db
+ * init'").
+ */
+enum command_flag {
+	CMD_NO_SCHEMA = 1 << 0,   /* runs before 'db init' (db ..., status) */
+	CMD_NO_DATABASE = 1 << 1, /* never asks the database (cache): no schema check */
+	CMD_OWN_CONFIG = 1 << 2,  /* loads weave.conf itself, which may be missing
+				   * or wrong (setup, check); admin_cfg holds the defaults */
+	CMD_NO_CONFIG = 1 << 3,   /* reads no weave.conf at all (secret) */
+};
+
 struct command {
 	const char *words;    /* "user add" */
 	int min_args, max_args;
@@ -91,6 +106,7 @@ struct command {
 	const char *synopsis; /* what follows the words in a usage line */
 	const char *summary;  /* one line for the overview */
 	const char *help;     /* the rest of COMMAND --help */
+	unsigned flags;       /* enum command_flag bits; last, so rows may leave it out */
 };
 
 /* weave.conf as loaded by main(). */

@@ -302,7 +302,7 @@ static void check_apache(const struct config *c, const char *path, struct apache
 			    "Apache's configuration test fails: %s", v->configtest_error);
 	if (v->alias_target[0] == '\0') {
 		say_problem("weave-admin setup (or: a2enconf weave && apache2ctl graceful; "
-			    "see the README, Apache)",
+			    "see docs/admin.md, Apache)",
 			    "no loaded Apache file has the 'Alias /weave .../weave.fcgi' line: "
 			    "the snippet is not enabled");
 		return;

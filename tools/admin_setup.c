@@ -613,7 +613,7 @@ int cmd_setup(const struct args *a)
 			    "this is not Debian's Apache layout (no " APACHE_DIR
 			    "/conf-available, a2enconf): add 'Include " WEAVE_APACHE_SNIPPET
 			    "' to httpd.conf, 'AllowEncodedSlashes NoDecode' to the HTTPS "
-			    "<VirtualHost>, create the database (README, Database), then run "
+			    "<VirtualHost>, create the database (admin.md, Database), then run "
 			    "weave-admin check");
 	if ((rc = setup_config(&s)) != EXIT_OK || (rc = setup_database()) != EXIT_OK ||
 	    (rc = setup_schema()) != EXIT_OK || (rc = setup_apache(&s)) != EXIT_OK)

@@ -259,6 +259,12 @@ int cmd_user_list(const struct args *a)
 struct show_ctx {
 	struct json_object *collections; /* name -> {records, bytes, modified} */
 	int64_t records, bytes;
+	int64_t expired;         /* records past their ttl */
+	int64_t failed_logins;   /* today's, for the account */
+	int64_t locked_until;    /* 0: not locked to new addresses */
+	int64_t quota;           /* effective KB; 0 is none */
+	const char *quota_source; /* "account" or "default" */
+	const char *node;        /* effective node URL, NULL: this server */
 };
 
 static int show_collection(void *ctx, const char *name, size_t len,
@@ -277,98 +283,93 @@ static int show_collection(void *ctx, const char *name, size_t len,
 	return 0;
 }
 
-int cmd_user_show(const struct args *a)
+/* Everything 'user show' prints about u; EXIT_OK or a database failure
+ * (s->collections is then freed). */
+static int show_read(const struct user *u, struct show_ctx *s)
 {
-	struct user u;
-	struct show_ctx s = { NULL, 0, 0 };
-	int64_t now = now_centiseconds(), expired = 0;
-
-	int rc = find_user(a->pos[0], &u);
-	if (rc != EXIT_OK)
-		return rc;
-	s.collections = json_object_new_object();
-	enum db_status st = db_admin_user_collections(u.id, now, show_collection, &s);
+	int64_t now = now_centiseconds(), now_s = now / 100;
+	s->collections = json_object_new_object();
+	const char *what = "reading the user's records";
+	enum db_status st = db_admin_user_collections(u->id, now, show_collection, s);
 	if (st == DB_OK)
-		st = db_admin_count_expired(u.id, now, &expired);
-	if (st != DB_OK) {
-		json_object_put(s.collections);
-		user_free(&u);
-		return db_fail(st, "reading the user's records");
-	}
+		st = db_admin_count_expired(u->id, now, &s->expired);
 	/* The day's budget of failed logins spent: new addresses are refused. */
-	struct throttle_row login, unused;
-	int64_t now_s = now / 100;
-	st = db_throttle_get(THROTTLE_LOGIN_USER, u.username, THROTTLE_RESET_USER, "", now_s,
-			     &login, &unused);
+	struct throttle_row login = { 0 }, unused;
+	if (st == DB_OK) {
+		what = "reading the account's failed logins";
+		st = db_throttle_get(THROTTLE_LOGIN_USER, u->username, THROTTLE_RESET_USER,
+				     "", now_s, &login, &unused);
+	}
 	if (st != DB_OK) {
-		json_object_put(s.collections);
-		user_free(&u);
-		return db_fail(st, "reading the account's failed logins");
+		json_object_put(s->collections);
+		return db_fail(st, what);
 	}
-	int64_t locked_until = login.locked_until > now_s ? login.locked_until : 0;
+	s->failed_logins = login.events;
+	s->locked_until = login.locked_until > now_s ? login.locked_until : 0;
 	/* Effective quota: the account's, else weave.conf's; 0 is none. */
-	int64_t quota = u.quota_kb >= 0 ? u.quota_kb : admin_cfg.quota_kb;
-	const char *quota_source = u.quota_kb >= 0 ? "account" : "default";
-	const char *node = u.node ? u.node : admin_cfg.public_url;
+	s->quota = u->quota_kb >= 0 ? u->quota_kb : admin_cfg.quota_kb;
+	s->quota_source = u->quota_kb >= 0 ? "account" : "default";
+	s->node = u->node ? u->node : admin_cfg.public_url;
+	return EXIT_OK;
+}
 
-	if (has_opt(a, OPT_JSON)) {
-		struct json_object *o = user_json(&u, s.records, s.bytes);
-		json_object_object_add(o, "node_effective", json_string_or_null(node));
-		json_object_object_add(o, "locked_until",
-				       locked_until ? json_object_new_int64(locked_until) : NULL);
-		json_object_object_add(o, "quota_effective_kb",
-				       quota > 0 ? json_object_new_int64(quota) : NULL);
-		json_object_object_add(o, "quota_source", json_object_new_string(quota_source));
-		json_object_object_add(o, "usage_kb",
-				       json_object_new_int64((s.bytes + 1023) / 1024));
-		json_object_object_add(o, "expired_records", json_object_new_int64(expired));
-		json_object_object_add(o, "alert", json_string_or_null(u.alert));
-		json_object_object_add(o, "collections", s.collections);
-		json_print(o);
-		user_free(&u);
-		return EXIT_OK;
-	}
+static void show_json(const struct user *u, const struct show_ctx *s)
+{
+	struct json_object *o = user_json(u, s->records, s->bytes);
+	json_object_object_add(o, "node_effective", json_string_or_null(s->node));
+	json_object_object_add(o, "locked_until",
+			       s->locked_until ? json_object_new_int64(s->locked_until) : NULL);
+	json_object_object_add(o, "quota_effective_kb",
+			       s->quota > 0 ? json_object_new_int64(s->quota) : NULL);
+	json_object_object_add(o, "quota_source", json_object_new_string(s->quota_source));
+	json_object_object_add(o, "usage_kb", json_object_new_int64((s->bytes + 1023) / 1024));
+	json_object_object_add(o, "expired_records", json_object_new_int64(s->expired));
+	json_object_object_add(o, "alert", json_string_or_null(u->alert));
+	json_object_object_add(o, "collections", json_object_get(s->collections));
+	json_print(o);
+}
 
-	char when[64], last[32], size[32];
-	printf("user         %s\n", u.username);
-	if (locked_until > 0) {
-		char until[64];
-		format_utc(locked_until, until, sizeof until);
-		printf("status       %s, LOCKED to new addresses until %s after %" PRId64
-		       " failed logins today: only addresses it logged in from may try "
-		       "its password ('weave-admin user unlock %s' lifts it)\n",
-		       u.status == 1 ? "enabled" : "disabled", until, login.events, u.username);
-	} else {
-		printf("status       %s\n", u.status == 1 ? "enabled" : "disabled");
+/* The status line, with the lock and how to lift it. */
+static void show_status(const struct user *u, const struct show_ctx *s)
+{
+	const char *state = u->status == 1 ? "enabled" : "disabled";
+	if (s->locked_until == 0) {
+		printf("status       %s\n", state);
+		return;
 	}
-	printf("email        %s\n", u.email ? u.email : "-");
-	printf("node         %s%s\n", node ? node : "this server (URL from the request)",
-	       u.node ? "" : "  (default)");
-	if (quota > 0)
-		printf("quota        %" PRId64 " KB (%s)\n", quota, quota_source);
+	char until[64];
+	format_utc(s->locked_until, until, sizeof until);
+	printf("status       %s, LOCKED to new addresses until %s after %" PRId64
+	       " failed logins today: only addresses it logged in from may try "
+	       "its password ('weave-admin user unlock %s' lifts it)\n",
+	       state, until, s->failed_logins, u->username);
+}
+
+/* Quota, usage and what waits for purge. */
+static void show_usage(const struct show_ctx *s)
+{
+	char size[32];
+	if (s->quota > 0)
+		printf("quota        %" PRId64 " KB (%s)\n", s->quota, s->quota_source);
 	else
-		printf("quota        none (%s)\n", quota_source);
-	format_bytes(s.bytes, size, sizeof size);
-	printf("usage        %" PRId64 " KB, %s in %" PRId64 " records", (s.bytes + 1023) / 1024,
-	       size, s.records);
-	if (quota > 0)
-		printf(", %.1f%% of the quota", (double)s.bytes * 100.0 / (double)(quota * 1024));
+		printf("quota        none (%s)\n", s->quota_source);
+	format_bytes(s->bytes, size, sizeof size);
+	printf("usage        %" PRId64 " KB, %s in %" PRId64 " records",
+	       (s->bytes + 1023) / 1024, size, s->records);
+	if (s->quota > 0)
+		printf(", %.1f%% of the quota",
+		       (double)s->bytes * 100.0 / (double)(s->quota * 1024));
 	printf("\n");
-	if (expired > 0)
+	if (s->expired > 0)
 		printf("expired      %" PRId64 " records waiting for 'weave-admin purge'\n",
-		       expired);
-	printf("alert        %s\n", u.alert ? u.alert : "-");
-	format_utc(u.created, when, sizeof when);
-	printf("created      %s\n", when);
-	if (u.last_write > 0) {
-		format_utc(u.last_write / 100, when, sizeof when);
-		format_timestamp(u.last_write, last, sizeof last);
-		printf("last write   %s (%s)\n", when, last);
-	} else {
-		printf("last write   never\n");
-	}
+		       s->expired);
+}
+
+static void show_collections(const struct show_ctx *s)
+{
+	char when[64], size[32];
 	printf("\n%-32s %10s %10s  %s\n", "COLLECTION", "RECORDS", "SIZE", "MODIFIED");
-	json_object_object_foreach(s.collections, key, val)
+	json_object_object_foreach(s->collections, key, val)
 	{
 		struct json_object *r, *b, *m;
 		json_object_object_get_ex(val, "records", &r);
@@ -381,9 +382,47 @@ int cmd_user_show(const struct args *a)
 		printf("%-32s %10" PRId64 " %10s  %s\n", key, json_object_get_int64(r), size,
 		       when);
 	}
-	json_object_put(s.collections);
+}
+
+static void show_text(const struct user *u, const struct show_ctx *s)
+{
+	char when[64], last[32];
+	printf("user         %s\n", u->username);
+	show_status(u, s);
+	printf("email        %s\n", u->email ? u->email : "-");
+	printf("node         %s%s\n", s->node ? s->node : "this server (URL from the request)",
+	       u->node ? "" : "  (default)");
+	show_usage(s);
+	printf("alert        %s\n", u->alert ? u->alert : "-");
+	format_utc(u->created, when, sizeof when);
+	printf("created      %s\n", when);
+	if (u->last_write > 0) {
+		format_utc(u->last_write / 100, when, sizeof when);
+		format_timestamp(u->last_write, last, sizeof last);
+		printf("last write   %s (%s)\n", when, last);
+	} else {
+		printf("last write   never\n");
+	}
+	show_collections(s);
+}
+
+int cmd_user_show(const struct args *a)
+{
+	struct user u;
+	struct show_ctx s = { 0 };
+	int rc = find_user(a->pos[0], &u);
+	if (rc != EXIT_OK)
+		return rc;
+	rc = show_read(&u, &s);
+	if (rc == EXIT_OK) {
+		if (has_opt(a, OPT_JSON))
+			show_json(&u, &s);
+		else
+			show_text(&u, &s);
+		json_object_put(s.collections);
+	}
 	user_free(&u);
-	return EXIT_OK;
+	return rc;
 }
 
 /* ---- settings of one account ------------------------------------------------------ */

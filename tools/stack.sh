@@ -257,7 +257,7 @@ stack_write_config() {
 		echo "db_password = $db_password"
 		echo "public_url = $public_url"
 		echo "log_level = $log_level"
-		# The account-change board (README, "Kept account rows"), beside
+		# The account-change board (docs/admin.md, "Kept account rows"), beside
 		# this file: made here, empty, for the FastCGI processes (www-data)
 		# to size and fill; gone with the stack's directory.
 		echo "account_cache_file = $board"

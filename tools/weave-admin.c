@@ -19,7 +19,8 @@
 /*
  * Every command on one screen. The dispatcher matches the words, accepts
  * only the options listed (plus --config and --help), checks the number
- * of arguments, loads weave.conf, then runs the handler.
+ * of arguments, prepares what the row's flags (admin.h, enum
+ * command_flag) ask for, then runs the handler.
  */
 #define PW_FILE "[--password-file FILE|-]"
 
@@ -49,21 +50,25 @@
 	"max_request_bytes) and one real request through public_url. Exits 1\n" \
 	"when there is any problem. Needs root for the checks as the Apache user."
 
+/* A row may end before its flags: they are then 0, the usual. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static const struct command commands[] = {
 	{ "db init", 0, 0, 0, cmd_db_init, "",
 	  "create the schema, or add what is missing",
 	  "Run the schema compiled into weave-admin: every statement is CREATE ...\n"
 	  "IF NOT EXISTS, so on an installed database only what is missing is\n"
 	  "added (an index missing from an existing table is recreated), and the\n"
-	  "schema version is recorded. Running it again is harmless." },
+	  "schema version is recorded. Running it again is harmless.", CMD_NO_SCHEMA },
 	{ "db upgrade", 0, 0, 0, cmd_db_init, "",
 	  "same as db init",
-	  "Same as 'db init': bring an installed schema up to this version." },
+	  "Same as 'db init': bring an installed schema up to this version.",
+	  CMD_NO_SCHEMA },
 	{ "db check", 0, 0, OPT(OPT_JSON), cmd_db_check, "[--json]",
 	  "report the schema version and verify tables and indexes",
 	  "Print the installed schema version and check that every table and\n"
 	  "index of the schema exists (information_schema). Exits 1 and names\n"
-	  "what is missing when something is; 'db upgrade' adds it." },
+	  "what is missing when something is; 'db upgrade' adds it.", CMD_NO_SCHEMA },
 
 	{ "user add", 1, 1, OPT(OPT_EMAIL) | OPT(OPT_PASSWORD_FILE) | OPT(OPT_NODE),
 	  cmd_user_add, "NAME [--email ADDRESS] " PW_FILE " [--node URL|default]",
@@ -274,7 +279,7 @@ static const struct command commands[] = {
 	  "Show the version, the configuration file, public_url, whether sign-up\n"
 	  "is open, the database and its schema version, the number of accounts,\n"
 	  "then the operator settings as 'settings' shows them. 'check' says what\n"
-	  "is wrong." },
+	  "is wrong.", CMD_NO_SCHEMA },
 	{ "settings", 0, 0, OPT(OPT_JSON), cmd_settings, "[--json]",
 	  "show backoff, maintenance and retry_after in force",
 	  "Show the operator settings in force and where each comes from\n"
@@ -286,7 +291,8 @@ static const struct command commands[] = {
 	  "they made since it was created, how often verified credentials,\n"
 	  "kept account rows and info/collections answers served a request,\n"
 	  "and how many entries each cache holds. Run as root or as the\n"
-	  "server's user." },
+	  "server's user. Asks no database, so it answers while the database\n"
+	  "is down.", CMD_NO_DATABASE },
 
 	{ "secret", 0, 0, 0, cmd_secret, "",
 	  "print a fresh random value for admin_secret or captcha_secret",
@@ -294,7 +300,8 @@ static const struct command commands[] = {
 	  "admin_secret or captcha_secret in weave.conf (both must be at least\n"
 	  "16 bytes long). Reads no config file, so it works while the one in\n"
 	  "place is refused:\n\n"
-	  "    echo \"admin_secret = $(weave-admin secret)\" >> weave.conf" },
+	  "    echo \"admin_secret = $(weave-admin secret)\" >> weave.conf",
+	  CMD_NO_CONFIG },
 
 	{ "setup", 0, 0,
 	  OPT(OPT_YES) | OPT(OPT_SERVER_NAME) | OPT(OPT_CERT) | OPT(OPT_KEY) |
@@ -303,11 +310,12 @@ static const struct command commands[] = {
 	  "[--yes --server-name HOST] [--cert FILE --key FILE]\n"
 	  "                      [--first-user NAME " PW_FILE "]",
 	  "install: database, weave.conf, Apache with HTTPS, first account",
-	  SETUP_HELP },
+	  SETUP_HELP, CMD_OWN_CONFIG },
 	{ "check", 0, 0, OPT(OPT_MAIL), cmd_check, "[--mail ADDRESS]",
 	  "say what is wrong with this installation, and how to fix it",
-	  CHECK_HELP },
+	  CHECK_HELP, CMD_OWN_CONFIG },
 };
+#pragma GCC diagnostic pop
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -562,12 +570,6 @@ static void open_change_board(const struct config *c)
 	change_board_open(path, false, board_error, sizeof board_error);
 }
 
-/* Every command but db, status, setup and check works on the schema. */
-static bool needs_schema(const struct command *c)
-{
-	return strncmp(c->words, "db ", 3) != 0 && c->run != cmd_status;
-}
-
 /* Before 'db init', say so once instead of every statement's SQL error. */
 static int schema_installed(void)
 {
@@ -581,130 +583,192 @@ static int schema_installed(void)
 	return EXIT_OK;
 }
 
-int main(int argc, char **argv)
-{
-	const char *config_path = NULL;
-	char err[512];
-	int i = 1;
+/* The command line, as far as the dispatcher has read it. */
+struct invocation {
+	const char *config_path;    /* --config, before or after the command */
+	bool json;                  /* --json before the command */
+	bool help;                  /* "help COMMAND" */
+	const struct command *cmd;
+	struct args args;
+};
 
-	log_set_program("weave-admin");
-	log_set_level(LOG_LEVEL_ERROR);
-	bool global_json = false;
-	for (; i < argc && argv[i][0] == '-'; i++) {
-		if (strcmp(argv[i], "--json") == 0) {
-			global_json = true;
-		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+/* Not an exit code: the dispatcher goes on to its next step. */
+#define GO_ON (-1)
+
+static bool is_help_option(const char *arg)
+{
+	return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
+/* Options before the command; *i ends at the command word. */
+static int global_options(int argc, char **argv, int *i, struct invocation *inv)
+{
+	for (; *i < argc && argv[*i][0] == '-'; (*i)++) {
+		const char *arg = argv[*i];
+		if (strcmp(arg, "--json") == 0) {
+			inv->json = true;
+		} else if (is_help_option(arg)) {
 			print_overview(stdout, NULL);
 			return EXIT_OK;
-		} else if (strcmp(argv[i], "--version") == 0) {
+		} else if (strcmp(arg, "--version") == 0) {
 			puts("weave-admin " PACKAGE_VERSION);
 			return EXIT_OK;
-		} else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
-			config_path = argv[++i];
-		} else if (strncmp(argv[i], "--config=", 9) == 0) {
-			config_path = argv[i] + 9;
+		} else if (strcmp(arg, "--config") == 0 && *i + 1 < argc) {
+			inv->config_path = argv[++*i];
+		} else if (strncmp(arg, "--config=", 9) == 0) {
+			inv->config_path = arg + 9;
 		} else {
-			return usage_error("unknown or incomplete option '%s'", argv[i]);
+			return usage_error("unknown or incomplete option '%s'", arg);
 		}
 	}
-	if (i >= argc)
+	if (*i >= argc)
 		return usage_error("no command given");
+	return GO_ON;
+}
 
+/* argv[0] is a group ("user") but argv[1] none of its commands. */
+static int unknown_in_group(int argc, char **argv, const char *near)
+{
+	char subs[512];
+	group_words(argv[0], subs, sizeof subs);
+	if (argc < 2)
+		fprintf(stderr, "weave-admin: '%s' needs one of: %s\n", argv[0], subs);
+	else if (near != NULL && strchr(near, ' ') != NULL)
+		fprintf(stderr, "weave-admin: unknown command '%s %s'; did you mean '%s'? "
+			"'%s' takes: %s\n", argv[0], argv[1], near, argv[0], subs);
+	else
+		fprintf(stderr, "weave-admin: unknown command '%s %s'; '%s' takes: %s\n",
+			argv[0], argv[1], argv[0], subs);
+	fprintf(stderr, "Try 'weave-admin %s --help'.\n", argv[0]);
+	return EXIT_USAGE;
+}
+
+/* No command matches argv: a group's overview if asked, else a usage error
+ * with the nearest command. */
+static int unknown_command(int argc, char **argv, bool help_word)
+{
+	const char *near = closest_command(argc, argv);
+	if (is_group(argv[0])) {
+		if (help_word || (argc >= 2 && is_help_option(argv[1]))) {
+			print_overview(stdout, argv[0]);
+			return EXIT_OK;
+		}
+		return unknown_in_group(argc, argv, near);
+	}
+	if (near != NULL)
+		fprintf(stderr, "weave-admin: unknown command '%s'; did you mean '%s'?\n",
+			argv[0], near);
+	else
+		fprintf(stderr, "weave-admin: unknown command '%s'\n", argv[0]);
+	fputs("Try 'weave-admin help'.\n", stderr);
+	return EXIT_USAGE;
+}
+
+/* The command and its arguments; help printed here ends the run. */
+static int read_command(int argc, char **argv, struct invocation *inv)
+{
 	/* "help [COMMAND]" is "[COMMAND] --help". */
-	bool help_word = strcmp(argv[i], "help") == 0;
-	if (help_word && ++i >= argc) {
+	inv->help = strcmp(argv[0], "help") == 0;
+	if (inv->help && argc == 1) {
 		print_overview(stdout, NULL);
 		return EXIT_OK;
 	}
+	argc -= inv->help;
+	argv += inv->help;
 	int used = 0;
-	const struct command *c = find_command(argc - i, argv + i, &used);
-	if (c == NULL && help_word && is_group(argv[i])) {
-		print_overview(stdout, argv[i]);
-		return EXIT_OK;
-	}
-	if (c == NULL) {
-		const char *near = closest_command(argc - i, argv + i);
-		if (!is_group(argv[i])) {
-			if (near != NULL)
-				fprintf(stderr, "weave-admin: unknown command '%s'; did you mean "
-					"'%s'?\n", argv[i], near);
-			else
-				fprintf(stderr, "weave-admin: unknown command '%s'\n", argv[i]);
-			fputs("Try 'weave-admin help'.\n", stderr);
-			return EXIT_USAGE;
-		}
-		if (i + 1 < argc && (strcmp(argv[i + 1], "--help") == 0 ||
-				     strcmp(argv[i + 1], "-h") == 0)) {
-			print_overview(stdout, argv[i]);
-			return EXIT_OK;
-		}
-		char subs[512];
-		group_words(argv[i], subs, sizeof subs);
-		if (i + 1 >= argc)
-			fprintf(stderr, "weave-admin: '%s' needs one of: %s\n", argv[i], subs);
-		else if (near != NULL && strchr(near, ' ') != NULL)
-			fprintf(stderr, "weave-admin: unknown command '%s %s'; did you mean '%s'? "
-				"'%s' takes: %s\n", argv[i], argv[i + 1], near, argv[i], subs);
-		else
-			fprintf(stderr, "weave-admin: unknown command '%s %s'; '%s' takes: %s\n",
-				argv[i], argv[i + 1], argv[i], subs);
-		fprintf(stderr, "Try 'weave-admin %s --help'.\n", argv[i]);
-		return EXIT_USAGE;
-	}
-	admin_set_command(c);
+	inv->cmd = find_command(argc, argv, &used);
+	if (inv->cmd == NULL)
+		return unknown_command(argc, argv, inv->help);
+	admin_set_command(inv->cmd);
+	int rc = parse_args(inv->cmd, argc - used, argv + used, &inv->args);
+	return rc == EXIT_OK ? GO_ON : rc;
+}
 
-	struct args a;
-	int rc = parse_args(c, argc - i - used, argv + i + used, &a);
-	if (rc != EXIT_OK)
-		return rc;
-	if (has_opt(&a, OPT_HELP) || help_word) {
+/* What the table cannot say per option: help, --json placement, counts. */
+static int check_args(struct invocation *inv)
+{
+	const struct command *c = inv->cmd;
+	struct args *a = &inv->args;
+	if (has_opt(a, OPT_HELP) || inv->help) {
 		print_command_help(c);
 		return EXIT_OK;
 	}
 	/* --json before the command counts as after it. */
-	if (global_json && !(c->options & OPT(OPT_JSON)))
+	if (inv->json && !(c->options & OPT(OPT_JSON)))
 		return usage_error("'%s' has no JSON output", c->words);
-	if (global_json)
-		a.opt[OPT_JSON] = "";
-	if (a.npos < c->min_args)
+	if (inv->json)
+		a->opt[OPT_JSON] = "";
+	if (a->npos < c->min_args)
 		return usage_error("'%s' needs %s", c->words,
-				   c->min_args - a.npos == 1 && a.npos == 0
+				   c->min_args - a->npos == 1 && a->npos == 0
 					   ? "an argument"
 					   : "more arguments");
-	if (c->run == cmd_secret) /* for a config that may not load yet */
-		return c->run(&a);
-	if (has_opt(&a, OPT_CONFIG))
-		config_path = a.opt[OPT_CONFIG];
+	if (has_opt(a, OPT_CONFIG))
+		inv->config_path = a->opt[OPT_CONFIG];
+	return GO_ON;
+}
 
-	if (config_path == NULL)
-		config_path = config_path_from_env();
-	admin_config_path = config_path;
-	config_defaults(&admin_cfg);
-	/* setup and check handle a file that is missing or wrong themselves. */
-	if (c->run == cmd_setup || c->run == cmd_check) {
-		rc = c->run(&a);
-		db_disconnect();
-		config_free(&admin_cfg);
-		return rc;
-	}
-	if (config_load(&admin_cfg, config_path, err, sizeof err) < 0) {
-		fprintf(stderr, "weave-admin: %s\n", err);
-		config_free(&admin_cfg);
-		return EXIT_CONFIG;
-	}
-	db_configure(&admin_cfg);
-	open_change_board(&admin_cfg);
-	rc = needs_schema(c) ? schema_installed() : EXIT_OK;
-	if (rc == EXIT_OK)
-		rc = c->run(&a);
+/* A users row changed while a board could not be opened: say what that means. */
+static void note_missed_bumps(void)
+{
 	if (change_board_missed_bumps() > 0 && board_error[0] != '\0' &&
 	    admin_cfg.account_cache_seconds > 0)
 		fprintf(stderr,
 			"weave-admin: note: running servers may answer from the old "
 			"account data for up to account_cache_seconds (%" PRId64 " s): %s\n",
 			admin_cfg.account_cache_seconds, board_error);
+}
+
+/* The usual run: weave.conf, the database unless the row says none, the
+ * change board (cache reads it; others bump it), the schema unless the
+ * row says it may be missing. */
+static int run_configured(const struct command *c, const struct args *a)
+{
+	char err[512];
+	if (config_load(&admin_cfg, admin_config_path, err, sizeof err) < 0) {
+		fprintf(stderr, "weave-admin: %s\n", err);
+		return EXIT_CONFIG;
+	}
+	if (!(c->flags & CMD_NO_DATABASE))
+		db_configure(&admin_cfg);
+	open_change_board(&admin_cfg);
+	int rc = c->flags & (CMD_NO_SCHEMA | CMD_NO_DATABASE) ? EXIT_OK : schema_installed();
+	if (rc == EXIT_OK)
+		rc = c->run(a);
+	note_missed_bumps();
 	change_board_close();
+	return rc;
+}
+
+/* Prepare what the command's flags ask for, run it, release it all. */
+static int run_command(const struct invocation *inv)
+{
+	const struct command *c = inv->cmd;
+	if (c->flags & CMD_NO_CONFIG) /* for a config that may not load yet */
+		return c->run(&inv->args);
+	admin_config_path = inv->config_path != NULL ? inv->config_path
+						     : config_path_from_env();
+	config_defaults(&admin_cfg);
+	int rc = c->flags & CMD_OWN_CONFIG ? c->run(&inv->args)
+					   : run_configured(c, &inv->args);
 	db_disconnect();
 	config_free(&admin_cfg);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct invocation inv = { 0 };
+	int i = 1;
+
+	log_set_program("weave-admin");
+	log_set_level(LOG_LEVEL_ERROR);
+	int rc = global_options(argc, argv, &i, &inv);
+	if (rc == GO_ON)
+		rc = read_command(argc - i, argv + i, &inv);
+	if (rc == GO_ON)
+		rc = check_args(&inv);
+	if (rc == GO_ON)
+		rc = run_command(&inv);
 	return rc;
 }

@@ -3,7 +3,9 @@
 usage: /usr/bin/python3 tests/e2e/runner.py [-k SUBSTRING] [FILE...]
 
 Runs every function named test_* in tests/e2e/test_*.py (or the FILEs
-given), file by file and in the order they are written. -k keeps only the
+given), file by file and in the order they are written: the files in
+alphabetical order, except those in RUN_LAST, which come after the others
+in the order listed there. -k keeps only the
 tests whose "file::name" contains SUBSTRING. Prints "ok   file::name" or
 "FAIL file::name" with the message and traceback, then one closing line
 "N passed, M failed". Exits 1 if any test failed or none ran.
@@ -18,6 +20,19 @@ import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Files that need every other file to have run first. The log scan reads
+# what all the other tests made the server write.
+RUN_LAST = ["test_logs_hold_no_secrets.py"]
+
+
+def default_files():
+    files = sorted(glob.glob(os.path.join(HERE, "test_*.py")))
+    last = [os.path.join(HERE, name) for name in RUN_LAST]
+    missing = [path for path in last if path not in files]
+    if missing:
+        sys.exit(f"runner: RUN_LAST names missing files: {missing}")
+    return [path for path in files if path not in last] + last
 
 
 def load(path):
@@ -49,7 +64,7 @@ def main():
     ap.add_argument("files", nargs="*", help="test files (default: tests/e2e/test_*.py)")
     args = ap.parse_args()
 
-    files = args.files or sorted(glob.glob(os.path.join(HERE, "test_*.py")))
+    files = args.files or default_files()
     sys.path.insert(0, HERE)  # so tests can `import weave`
     passed = failed = 0
     started = time.monotonic()

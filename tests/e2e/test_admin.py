@@ -1,4 +1,4 @@
-"""weave-admin end to end (issue 5; README, Administration; docs/protocol.md,
+"""weave-admin end to end (issue 5; docs/admin.md, Administration; docs/protocol.md,
 Data from older servers): every command against the stack's real MariaDB,
 checked through Apache where the server sees the change.
 
@@ -187,6 +187,25 @@ def test_database_unreachable_exit_4():
                            capture_output=True, text=True, timeout=60)
         assert p.returncode == 4, p
         assert "cannot reach the database" in p.stderr, p.stderr
+    finally:
+        os.unlink(f.name)
+
+
+def test_cache_reads_the_board_while_the_database_refuses():
+    """cache needs weave.conf but not the database: its row says so."""
+    with open(CONFIG) as src:
+        lines = [l for l in src if not l.startswith("db_password")]
+    with tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False) as f:
+        f.writelines(lines + ["db_password = not-the-password\n"])
+    try:
+        p = subprocess.run([weave.ADMIN, "--config", f.name, "user", "list"],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 4, p  # the database really refuses this config
+        p = subprocess.run([weave.ADMIN, "--config", f.name, "cache"],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p
+        assert "verified credentials" in p.stdout, p.stdout
+        assert p.stderr == "", p.stderr
     finally:
         os.unlink(f.name)
 

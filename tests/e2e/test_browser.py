@@ -16,6 +16,7 @@ tools/sendmail-to-dir stored.
 
 import atexit
 import json
+import os
 import re
 import secrets
 import shutil
@@ -278,6 +279,9 @@ def test_reset_pages_to_a_new_password():
     assert can_log_in(name, "new-password-1")
 
 
-def test_zz_stop_browser():
+def test_the_browser_quits_and_leaves_no_profile():
     # Last in the file: free the memory for the tests that follow.
+    profile = _profile
     _stop()
+    assert _driver is None
+    assert profile is None or not os.path.exists(profile), profile

@@ -204,7 +204,7 @@ def test_verifier_down_is_a_quick_503():
     assert r.status == 200, r
 
 
-def test_zz_stop_and_check_log():
+def test_the_verifier_stack_logged_no_crash():
     server()
     log = error_log()
     stop_all()

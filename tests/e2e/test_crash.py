@@ -7,7 +7,7 @@ per-user timestamps are unique and follow commit order; the server answers
 again on its own.
 
 WEAVE_CRASH_CYCLES=N runs N cycles of each test (default: 6 process kills
-and 2 database restarts, ~20 s). The long mode is N=100 (README, "Crash,
+and 2 database restarts, ~20 s). The long mode is N=100 (docs/admin.md, "Crash,
 concurrency and soak tests").
 
 The process kills run against a second Apache started for this test on the

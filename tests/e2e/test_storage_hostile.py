@@ -4,7 +4,7 @@ Malformed JSON, wrong types in every WBO field, bodies over the limits, bad
 ids, collections and numbers, encoded slashes, dot segments, other users'
 paths, overlong headers and unknown methods. Each request gets its status
 and Weave error code (docs/protocol.md, Status codes, Weave error codes
-and Limits; README), and after each one the server still answers and
+and Limits; docs/admin.md), and after each one the server still answers and
 nothing was written: the account's info/collections,
 info/collection_counts and full records are compared before and after
 every refused request.

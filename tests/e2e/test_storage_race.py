@@ -208,7 +208,7 @@ def test_racing_deletes_against_writes():
             assert _state(conns[0]) == model, rnd
 
         # DELETEs alone: none of them advances the collection's time, so
-        # all of them pass (README, "Behaviour worth knowing").
+        # all of them pass (docs/admin.md, "Behaviour worth knowing").
         status, _, body = conns[0].send("POST", "storage/race",
                                         [{"id": f"d{k}", "payload": "d"} for k in range(N)])
         assert status == 200, body

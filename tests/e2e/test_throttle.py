@@ -270,13 +270,13 @@ def test_wrong_password_takes_as_long_for_unknown_and_disabled_names():
     admin("throttle", "clear", src)
 
 
-def readme_budget():
-    """The guessing budget per account per day that the README states."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README")
+def manual_budget():
+    """The guessing budget per account per day that docs/admin.md states."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "admin.md")
     with open(path, encoding="utf-8") as f:
         text = " ".join(f.read().split())
     m = re.search(r"at most (\d+) guesses at an account's password per day", text)
-    assert m, "README states no daily guessing budget"
+    assert m, "docs/admin.md states no daily guessing budget"
     return int(m.group(1))
 
 
@@ -331,10 +331,10 @@ def test_an_attacker_cannot_lock_the_owner_out():
 
 def test_guesses_spread_over_50_addresses_get_the_daily_budget():
     """Issue 15: however many addresses guess, an account's password is
-    checked no more often per day than the README states; the owner, at
+    checked no more often per day than docs/admin.md states; the owner, at
     an address it logged in from, still gets in."""
-    budget = readme_budget()
-    assert budget == ACCOUNT_LIMIT, (budget, "the README and the default disagree")
+    budget = manual_budget()
+    assert budget == ACCOUNT_LIMIT, (budget, "docs/admin.md and the default disagree")
     name, pw = new_user("spread")
     home = fresh_address()
     assert get(name, pw, home).status == 200  # the owner's usual address

@@ -214,9 +214,9 @@ def admin(*args, input=None, check=True):
     return p
 
 
-# Every password new_user() made: test_zz_logs.py checks none reached a log.
+# Every password new_user() made: test_logs_hold_no_secrets.py checks none reached a log.
 PASSWORDS = []
-# Every reset code a test read from a mail: test_zz_logs.py checks too.
+# Every reset code a test read from a mail: test_logs_hold_no_secrets.py checks too.
 RESET_CODES = []
 
 

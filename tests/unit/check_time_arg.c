@@ -1,4 +1,4 @@
-/* check_time_arg.c - unit tests for src/time_arg.c (weave-admin --since, --as-of). */
+/* check_time_arg.c - unit tests for tools/time_arg.c (weave-admin --since, --as-of). */
 #include <stdint.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-"""weave-admin's rough edges from issue 16, each fixed and held here:
+"""weave-admin's rough edges, each fixed and held here:
 export into a closed pipe, commands before `db init`, the user list header
 on failure, --json before the command (and on db check and purge), status,
 help and did-you-mean, a locked account, maintenance's Retry-After, export

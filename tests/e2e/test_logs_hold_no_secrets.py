@@ -1,6 +1,6 @@
-"""Hardening (issue 7 item 6): no secret reaches a log. Runs last (file
-name): by now every other test has logged in, failed to, changed
-passwords and registered, so the logs hold all the server ever wrote."""
+"""No secret reaches a log. Runs last (runner.py, RUN_LAST): by then every
+other test has logged in, failed to, changed passwords and registered, so
+the logs hold all the server ever wrote."""
 
 import base64
 import os

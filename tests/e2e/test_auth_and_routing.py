@@ -1,4 +1,4 @@
-"""Foundation (issue 2): auth rules, wire rules, routing, database outage."""
+"""Auth rules, wire rules, routing, and a database outage."""
 
 import re
 import time
