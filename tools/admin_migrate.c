@@ -297,9 +297,13 @@ static void report_user(struct migration *m, struct legacy_user *u)
 /* The account's failure: its transaction is rolled back, nothing of it stays. */
 void migrate_fail_user(struct migration *m, struct legacy_user *u, const char *why)
 {
-	free_batch(m);
-	if (!m->dry_run && u->state == LEGACY_ACTIVE && db_in_transaction())
-		db_rollback();
+	/* Only the current account has a batch and a transaction; another
+	 * (one whose file failed before its first row) keeps them intact. */
+	if (m->current == u) {
+		free_batch(m);
+		if (!m->dry_run && u->state == LEGACY_ACTIVE && db_in_transaction())
+			db_rollback();
+	}
 	free(u->why);
 	u->why = xstrdup(why);
 	u->state = LEGACY_FAILED;
@@ -476,9 +480,12 @@ static void summary(struct migration *m)
 					  u->collections.items[k].n);
 	}
 	if (!m->quiet) {
-		printf("%s %" PRId64 " accounts and %" PRId64 " records from %s (%s schema)\n",
+		bool prefixed = m->dir == NULL && strcmp(m->src.users_name, "users") != 0;
+		printf("%s %" PRId64 " accounts and %" PRId64 " records from %s (%s schema%s%s%s%s)\n",
 		       m->dry_run ? "dry run: would migrate" : "migrated", m->created,
-		       m->copied, m->src.name, m->format->name);
+		       m->copied, m->src.name, m->format->name, prefixed ? ", tables " : "",
+		       prefixed ? m->src.users_name : "", prefixed ? " and " : "",
+		       prefixed ? m->src.wbo_name : "");
 		if (m->totals.n > 0) {
 			counts_text(&m->totals, &line);
 			printf("records per collection: %s\n", line.data);
@@ -549,7 +556,9 @@ static int open_source(struct migration *m, const struct args *a, int64_t *total
 		rc = migrate_load_users(m, &l);
 	if (rc == EXIT_OK && m->format->prepare != NULL)
 		rc = m->format->prepare(&m->src, &l);
-	if (rc == EXIT_OK && src_query(&m->src, "SELECT COUNT(*) FROM wbo", 1, count_row, total) < 0)
+	char sql[128];
+	snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s", m->src.wbo_table);
+	if (rc == EXIT_OK && src_query(&m->src, sql, 1, count_row, total) < 0)
 		rc = fail(EXIT_FAILED, "cannot count the records of %s: %s", m->src.name,
 			  m->src.error);
 	return rc;
@@ -558,12 +567,13 @@ static int open_source(struct migration *m, const struct args *a, int64_t *total
 /* Every record, in one stream grouped by user; EXIT_OK or told. */
 static int stream_records(struct migration *m)
 {
+	char sql[256];
 	if (m->dir != NULL)
 		return migrate_dir_records(m);
-	if (src_query(&m->src,
-		      "SELECT username, collection, id, parentid, predecessorid, sortindex, "
-		      "modified, payload FROM wbo ORDER BY username",
-		      8, migrate_record, m) < 0 &&
+	snprintf(sql, sizeof sql, "SELECT username, collection, id, parentid, predecessorid, "
+				  "sortindex, modified, payload FROM %s ORDER BY username",
+		 m->src.wbo_table);
+	if (src_query(&m->src, sql, 8, migrate_record, m) < 0 &&
 	    m->fatal == EXIT_OK) {
 		if (m->current != NULL && !m->dry_run)
 			db_rollback();

@@ -232,11 +232,12 @@ static const char *minimal_tables(struct file_rows *f, struct source *s, char *w
 					  "modified, payload, ttl FROM \"%s\"", t);
 		f->collection = t;
 		if (src_query(s, sql, 7, file_row, f) < 0 && f->m->fatal == EXIT_OK &&
-		    f->u->state == LEGACY_ACTIVE) {
+		    f->u->state != LEGACY_FAILED) {
 			snprintf(why, cap, "table %s: %.300s", t, s->error);
 			bad = why;
 		}
-		if (f->u->state != LEGACY_ACTIVE || f->m->fatal != EXIT_OK)
+		/* Still pending after an empty table: the next may have rows. */
+		if (f->u->state == LEGACY_FAILED || f->m->fatal != EXIT_OK)
 			break;
 	}
 	free(tables.items);

@@ -296,12 +296,22 @@ static bool host_is_local(const struct mysql_url *u)
 /* TLS to the source: required and verified for another machine unless
  * ?tls= says otherwise (the records are encrypted by the clients, but
  * the password hashes and e-mail addresses are not). */
+static enum src_tls tls_mode(const struct mysql_url *u)
+{
+	if (u->tls == TLS_DEFAULT)
+		return host_is_local(u) ? TLS_OFF : TLS_VERIFY;
+	return u->tls;
+}
+
+static bool tls_wanted(const struct mysql_url *u)
+{
+	return tls_mode(u) != TLS_OFF;
+}
+
 static void set_tls(MYSQL *my, const struct mysql_url *u)
 {
-	enum src_tls tls = u->tls;
+	enum src_tls tls = tls_mode(u);
 	my_bool yes = 1;
-	if (tls == TLS_DEFAULT)
-		tls = host_is_local(u) ? TLS_OFF : TLS_VERIFY;
 	if (tls == TLS_OFF)
 		return;
 	mysql_options(my, MYSQL_OPT_SSL_ENFORCE, &yes);
@@ -335,6 +345,12 @@ static int mysql_connect_url(struct source *s, const struct mysql_url *u, const 
 				    ? " (TLS with a verified certificate is required for another "
 				      "host; see ?tls= and ?ca= in weave-admin(8))"
 				    : "");
+	/* Connector/C goes on in clear when the server offers no TLS at
+	 * all: what was asked for is checked here. */
+	if (tls_wanted(u) && mysql_get_ssl_cipher(s->my) == NULL)
+		return fail(EXIT_FAILED, "%s: the connection is not encrypted (the server offers "
+					 "no TLS); refused, as ?tls=%s asks", s->name,
+			    u->tls == TLS_ON ? "on" : "verify (the default for another host)");
 	/* Read only, from one consistent snapshot. */
 	if (mysql_query(s->my, "SET SESSION TRANSACTION READ ONLY") != 0 ||
 	    mysql_query(s->my, "START TRANSACTION WITH CONSISTENT SNAPSHOT") != 0)
@@ -410,7 +426,7 @@ bool src_number_by_double(const char *text, double scale, int64_t max, int64_t *
 static int collect_name(void *ctx, const struct src_value *row, size_t ncols)
 {
 	struct name_list *l = ctx;
-	if (ncols >= 1 && l->n < 64 && !row[0].is_null) {
+	if (ncols >= 1 && l->n < 256 && !row[0].is_null) {
 		snprintf(l->names[l->n], sizeof l->names[0], "%.*s",
 			 (int)(row[0].len < 64 ? row[0].len : 64), row[0].s);
 		l->n++;
@@ -426,6 +442,46 @@ bool list_has(const struct name_list *l, const char *name)
 	return false;
 }
 
+/* FSyncMS's later fork (martok/FSyncMS) names its tables PREFIX_users
+ * and PREFIX_wbo. The prefix of the one such pair into prefix ("" when
+ * plain users and wbo exist); EXIT_OK or told. */
+static int find_prefix(const struct source *s, const struct name_list *t, char *prefix,
+		       size_t cap)
+{
+	size_t found = 0;
+	prefix[0] = '\0';
+	if (list_has(t, "users") && list_has(t, "wbo"))
+		return EXIT_OK;
+	for (size_t i = 0; i < t->n; i++) {
+		const char *name = t->names[i];
+		size_t len = strlen(name);
+		if (len <= 6 || len - 5 >= cap || strcmp(name + len - 6, "_users") != 0 ||
+		    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				 "0123456789_") != len)
+			continue;
+		char wbo[80];
+		snprintf(wbo, sizeof wbo, "%.*swbo", (int)(len - 5), name);
+		if (!list_has(t, wbo))
+			continue;
+		if (found++ > 0)
+			return fail(EXIT_FAILED, "%s holds several FSyncMS installations (%s and "
+						 "%.*s): migrate a copy holding one", s->name, prefix,
+				    (int)(len - 5), name);
+		snprintf(prefix, cap, "%.*s", (int)(len - 5), name);
+	}
+	return EXIT_OK;
+}
+
+/* The quoted table names of the source, prefix + users / wbo. */
+static void set_tables(struct source *s, const char *prefix)
+{
+	char q = s->kind == SOURCE_MYSQL ? '`' : '"';
+	snprintf(s->users_name, sizeof s->users_name, "%susers", prefix);
+	snprintf(s->wbo_name, sizeof s->wbo_name, "%swbo", prefix);
+	snprintf(s->users_table, sizeof s->users_table, "%c%susers%c", q, prefix, q);
+	snprintf(s->wbo_table, sizeof s->wbo_table, "%c%swbo%c", q, prefix, q);
+}
+
 int src_read_layout(struct source *s, struct layout *l, bool need_wbo)
 {
 	static const char *const tables_sql[] = {
@@ -433,18 +489,28 @@ int src_read_layout(struct source *s, struct layout *l, bool need_wbo)
 		[SOURCE_MYSQL] = "SELECT table_name FROM information_schema.tables "
 				 "WHERE table_schema = DATABASE()",
 	};
-	static const char *const columns_sql[] = {
-		[SOURCE_SQLITE] = "SELECT name FROM pragma_table_info('users')",
-		[SOURCE_MYSQL] = "SELECT column_name FROM information_schema.columns "
-				 "WHERE table_schema = DATABASE() AND table_name = 'users'",
-	};
+	char prefix[64], sql[256];
 	memset(l, 0, sizeof *l);
-	if (src_query(s, tables_sql[s->kind], 1, collect_name, &l->tables) < 0 ||
-	    src_query(s, columns_sql[s->kind], 1, collect_name, &l->user_columns) < 0)
+	if (src_query(s, tables_sql[s->kind], 1, collect_name, &l->tables) < 0)
 		return fail(EXIT_FAILED, "cannot read the tables of %s: %s", s->name, s->error);
-	if (!list_has(&l->tables, "users") || (need_wbo && !list_has(&l->tables, "wbo")))
-		return fail(EXIT_FAILED, "%s has no users and wbo tables: not a Weave "
-					 "FSyncMS or PHP server database (weave-minimal: give its data directory)", s->name);
+	int rc = need_wbo ? find_prefix(s, &l->tables, prefix, sizeof prefix) : EXIT_OK;
+	if (rc != EXIT_OK)
+		return rc;
+	set_tables(s, need_wbo ? prefix : "");
+	if (!list_has(&l->tables, s->users_name) ||
+	    (need_wbo && !list_has(&l->tables, s->wbo_name)))
+		return fail(EXIT_FAILED, "%s has no users and wbo tables: not an FSyncMS or PHP "
+					 "server database (weave-minimal: give its data directory)",
+			    s->name);
+	/* users_name is prefix + users, the prefix letters, digits and _ only. */
+	if (s->kind == SOURCE_SQLITE)
+		snprintf(sql, sizeof sql, "SELECT name FROM pragma_table_info('%s')", s->users_name);
+	else
+		snprintf(sql, sizeof sql, "SELECT column_name FROM information_schema.columns "
+					  "WHERE table_schema = DATABASE() AND table_name = '%s'",
+			 s->users_name);
+	if (src_query(s, sql, 1, collect_name, &l->user_columns) < 0)
+		return fail(EXIT_FAILED, "cannot read the columns of %s in %s: %s", s->users_name,
+			    s->name, s->error);
 	return EXIT_OK;
 }
-

@@ -185,7 +185,7 @@ int migrate_load_users(struct migration *m, const struct layout *l)
 	buf_puts(&sql, list_has(&l->user_columns, "email") ? "email, " : "NULL, ");
 	buf_puts(&sql, list_has(&l->user_columns, "status") ? "status, " : "1, ");
 	buf_puts(&sql, list_has(&l->user_columns, "alert") ? "alert " : "NULL ");
-	buf_puts(&sql, "FROM users");
+	buf_printf(&sql, "FROM %s", m->src.users_table);
 	int rc = src_query(&m->src, sql.data, 6, migrate_user_row, m);
 	buf_free(&sql);
 	if (rc < 0)

@@ -39,6 +39,8 @@ struct source {
 	sqlite3 *lite;
 	MYSQL *my;
 	char name[512]; /* for messages: never the password */
+	/* Its tables (src_read_layout): names, and quoted for SQL text. */
+	char users_name[72], wbo_name[72], users_table[80], wbo_table[80];
 	char error[512];
 };
 
@@ -70,7 +72,7 @@ bool src_number_by_double(const char *text, double scale, int64_t max, int64_t *
 
 /* The names of the source's tables and of the users table's columns. */
 struct name_list {
-	char names[64][65];
+	char names[256][65];
 	size_t n;
 };
 
@@ -80,8 +82,10 @@ struct layout {
 
 bool list_has(const struct name_list *l, const char *name);
 
-/* Read the layout; a source without a users table, or without a wbo
- * table when need_wbo, is refused (told). EXIT_OK or an exit code. */
+/* Read the layout into l and the table names into s: users and wbo, or
+ * FSyncMS fork's PREFIX_users and PREFIX_wbo (need_wbo only). A source
+ * without a users table, or without a wbo table when need_wbo, is
+ * refused (told). EXIT_OK or an exit code. */
 int src_read_layout(struct source *s, struct layout *l, bool need_wbo);
 
 /* ---- the source formats ------------------------------------------------ */
