@@ -1,15 +1,17 @@
 /*
- * admin_migrate.c - weave-admin migrate: accounts and records from a
- * Weave Minimal / FSyncMS database (SQLite or MySQL) or from the
- * original PHP server's MySQL schema (docs/protocol.md, Data from older
- * servers).
+ * admin_migrate.c - weave-admin migrate: accounts and records from
+ * FSyncMS (SQLite or MySQL), the original PHP server (MySQL or its SQLite
+ * directory) or weave-minimal (its data directory); docs/migration.md,
+ * docs/protocol.md, Data from older servers.
  * This file is what every format shares: choosing the format, the
  * accounts, the records and the transactions; migrate.h names the
  * parts.
  *
  * The source is opened read-only and read with fixed query texts (no
- * value ever goes into SQL text): the users (and, PHP, the collection
- * names) into memory, then every record in one stream ordered by user.
+ * value ever goes into SQL text; table names only after a character
+ * check): the users (and, PHP, the collection names) into memory, then
+ * every record in one stream ordered by user (per user's file for the
+ * directory formats).
  * Each account is written to our database in one transaction: created,
  * then its records, then its last write. An account that exists already
  * is skipped, so a run that stopped can be repeated. An account with a

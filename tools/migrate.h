@@ -1,9 +1,11 @@
 /*
  * migrate.h - the parts of weave-admin migrate (admin_migrate.c):
  * reading the source database (admin_migrate_source.c) and the source
- * formats it knows (admin_migrate_minimal.c: Weave Minimal and
- * FSyncMS; admin_migrate_php.c: the original PHP server). Internal to
- * weave-admin; admin.h declares the command.
+ * formats it knows (admin_migrate_minimal.c: FSyncMS; admin_migrate_php.c:
+ * the original PHP server; admin_migrate_files.c: servers with a file per
+ * user, weave-minimal and the PHP server's SQLite engine). Internal to
+ * weave-admin; admin.h declares the command. docs/migration.md tells
+ * admins what each format migrates.
  */
 #ifndef WEAVE_MIGRATE_H
 #define WEAVE_MIGRATE_H

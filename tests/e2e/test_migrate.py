@@ -880,3 +880,21 @@ def test_migrate_tls_to_the_source():
         expect(0, "migrate", "--from", other + "?tls=off", "--dry-run", env=legacy.env())
     finally:
         legacy.drop()
+
+
+def test_migrate_help_man_page_and_completion_name_every_format():
+    p = expect(0, "migrate", "--help")
+    for word in ("fsyncms", "php", "weave-minimal", "WEAVE_MIGRATE_PASSWORD", "tls="):
+        assert word in p.stdout, (word, p.stdout)
+    assert max(map(len, p.stdout.splitlines())) < 80, p.stdout
+    expect(2, "migrate", "--from", "sqlite:/x", "--format", "oracle")
+    page = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools", "weave-admin.8")
+    with open(page) as f:
+        man = f.read()
+    assert "weave\\-minimal" in man and "WEAVE_MIGRATE_PASSWORD" in man
+    script = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools",
+                          "weave-admin.bash-completion")
+    cmd = (f"source {script}; COMP_WORDS=(weave-admin migrate --format ''); COMP_CWORD=3; "
+           "_weave_admin; printf '%s\\n' \"${COMPREPLY[@]}\"")
+    out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=30)
+    assert set(out.stdout.split()) == {"fsyncms", "php", "weave-minimal", "minimal"}, out
