@@ -21,6 +21,7 @@ import json
 import os
 import resource
 import secrets
+import socket
 import sqlite3
 import subprocess
 import tempfile
@@ -898,3 +899,104 @@ def test_migrate_help_man_page_and_completion_name_every_format():
            "_weave_admin; printf '%s\\n' \"${COMPREPLY[@]}\"")
     out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=30)
     assert set(out.stdout.split()) == {"fsyncms", "php", "weave-minimal", "minimal"}, out
+
+
+class TlsMariaDB:
+    """A private MariaDB with TLS (a CA and a server certificate for
+    127.0.0.1 made here), started and stopped by the test, FSyncMS's tables
+    in it and a SELECT-only user."""
+
+    def __init__(self, d):
+        self.dir, self.user, self.password = d, "tlsreader", secrets.token_hex(12)
+        self.sock = os.path.join(d, "s.sock")
+        self.ca = os.path.join(d, "ca.pem")
+        self._certs()
+        data = os.path.join(d, "data")
+        subprocess.run(["mariadb-install-db", "--no-defaults", "--user=root",
+                        f"--datadir={data}", "--auth-root-authentication-method=socket",
+                        "--skip-test-db"], check=True, capture_output=True, timeout=120)
+        with socket_free_port() as port:
+            self.port = port
+        self.proc = subprocess.Popen(
+            ["mariadbd", "--no-defaults", "--user=root", f"--datadir={data}",
+             f"--socket={self.sock}", f"--pid-file={d}/m.pid", f"--log-error={d}/m.log",
+             "--bind-address=127.0.0.1", f"--port={self.port}", "--skip-name-resolve",
+             "--innodb-buffer-pool-size=16M", "--skip-log-bin",
+             f"--ssl-ca={self.ca}", f"--ssl-cert={d}/server.pem", f"--ssl-key={d}/server.key"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(600):
+            if subprocess.run(["mariadb-admin", "--no-defaults", f"--socket={self.sock}",
+                               "--user=root", "--connect-timeout=2", "ping"],
+                              capture_output=True).returncode == 0:
+                break
+            assert self.proc.poll() is None, open(f"{d}/m.log").read()[-2000:]
+            time.sleep(0.1)
+        self.sql(f"CREATE DATABASE legacy; USE legacy; {FSYNCMS_SCHEMA}"
+                 f"CREATE USER '{self.user}'@'127.0.0.1' IDENTIFIED BY '{self.password}';"
+                 f"GRANT SELECT ON legacy.* TO '{self.user}'@'127.0.0.1';")
+
+    def _certs(self):
+        d = self.dir
+
+        def ssl(*args):
+            subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=60)
+        ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+            "/CN=test migrate CA", "-keyout", f"{d}/ca.key", "-out", self.ca)
+        ssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
+            "-keyout", f"{d}/server.key", "-out", f"{d}/server.csr")
+        with open(f"{d}/ext", "w") as f:
+            f.write("subjectAltName=IP:127.0.0.1\n")
+        ssl("x509", "-req", "-in", f"{d}/server.csr", "-CA", self.ca, "-CAkey", f"{d}/ca.key",
+            "-CAcreateserial", "-days", "2", "-extfile", f"{d}/ext", "-out", f"{d}/server.pem")
+
+    def sql(self, text):
+        p = subprocess.run(["mariadb", "--no-defaults", f"--socket={self.sock}", "-u", "root"],
+                           input=text, capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+
+    def url(self, query):
+        return f"mysql://{self.user}@127.0.0.1:{self.port}/legacy?{query}"
+
+    def stop(self):
+        subprocess.run(["mariadb-admin", "--no-defaults", f"--socket={self.sock}",
+                        "--user=root", "shutdown"], capture_output=True, timeout=60)
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class socket_free_port:
+    """A port nobody listens on (bound and released)."""
+
+    def __enter__(self):
+        self.s = socket.socket()
+        self.s.bind(("127.0.0.1", 0))
+        return self.s.getsockname()[1]
+
+    def __exit__(self, *exc):
+        self.s.close()
+
+
+def test_migrate_over_tls_checks_the_source_certificate():
+    tag = secrets.token_hex(3)
+    name, pw = f"tls{tag}", "tls-legacy-password"
+    with tempfile.TemporaryDirectory() as d:
+        db = TlsMariaDB(d)
+        try:
+            db.sql(f"USE legacy; INSERT INTO users VALUES ('{name}', '{md5(pw)}');"
+                   "INSERT INTO wbo (username, id, collection, modified, payload) VALUES "
+                   f"('{name}', 'k', 'crypto', 1265402837.12, 'keys');")
+            env = {"WEAVE_MIGRATE_PASSWORD": db.password}
+            # Not signed by a CA the system trusts: refused.
+            p = expect(1, "migrate", "--from", db.url("tls=verify"), "--dry-run", env=env)
+            assert "cannot connect" in p.stderr and "certificate" in p.stderr.lower(), p.stderr
+            # Encrypted without a check, and encrypted and checked against its CA.
+            expect(0, "migrate", "--from", db.url("tls=on"), "--dry-run", env=env)
+            p = expect(0, "migrate", "--from", db.url(f"tls=verify&ca={db.ca}"), env=env)
+            assert "migrated 1 accounts and 1 records" in p.stdout, p.stdout
+        finally:
+            db.stop()
+    check_legacy_login(name, pw, {"crypto": {"k": ("keys", None, "1265402837.12", None)}})
+    run("user", "delete", name, "--yes")
