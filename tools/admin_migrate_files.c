@@ -28,16 +28,11 @@
 #define DIR_FILES_MAX 1000000 /* files looked at in a data directory */
 #define USER_TABLES_MAX 128  /* collections of one weave-minimal user */
 
-static const char *modified_weave_minimal(const char *text, int64_t *out)
-{
-	return migrate_modified_in_seconds(text, out);
-}
-
 const struct migrate_format migrate_weave_minimal = {
 	.name = "weave-minimal",
 	.user_key_column = "username",
 	.collection = migrate_collection_by_name,
-	.modified = modified_weave_minimal,
+	.modified = migrate_modified_in_seconds,
 };
 
 bool migrate_is_directory(const char *path)
