@@ -147,6 +147,8 @@ static int key_order(const void *a, const void *b)
 struct legacy_user *migrate_find_user(struct migration *m, const char *key, size_t len)
 {
 	struct legacy_user probe;
+	if (m->nusers == 0)
+		return NULL;
 	probe.key = (char *)key;
 	probe.key_len = len;
 	return bsearch(&probe, m->users, m->nusers, sizeof *m->users, key_order);
@@ -197,6 +199,8 @@ int migrate_load_users(struct migration *m, const struct layout *l)
 
 void migrate_users_loaded(struct migration *m)
 {
+	if (m->nusers == 0)
+		return; /* users is NULL: qsort must not see it */
 	qsort(m->users, m->nusers, sizeof *m->users, key_order);
 	for (size_t i = 1; i < m->nusers; i++)
 		if (key_order(&m->users[i - 1], &m->users[i]) == 0 &&
