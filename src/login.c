@@ -248,8 +248,11 @@ enum auth_outcome login_authenticate(struct request *req, struct response *resp,
 		db_rollback();
 		enum password_verdict v =
 			verify_once(&cred, user->password_hash, (int)cfg->password_cost);
+		const char *why = v == PASSWORD_BAD_HASH
+					  ? password_hash_problem(user->password_hash) : NULL;
 		if (v == PASSWORD_BAD_HASH)
-			log_error("stored password hash has an unknown format");
+			log_error("stored password hash refused: %s",
+				  why ? why : "its KDF failed");
 		if (v != PASSWORD_OK && v != PASSWORD_OK_REHASH) {
 			log_info("authentication failed: wrong password");
 			gate_login_failed(req, cred.username, user->id);

@@ -7,8 +7,15 @@
  * The cost (password_cost) is log2 of the work N * p: N = 2^cost up to
  * 2^14 (16 MiB of memory), p = 2^(cost - 14) above that.
  * Hashes imported from older Weave servers verify too and are reported
- * as needing a re-hash: hex MD5 (PHP 1.0, Weave Minimal, FSyncMS),
- * {SSHA} and {SSHA-256} (LDAP, PHP 1.x, the Python server).
+ * as needing a re-hash: hex MD5 (PHP 1.0, FSyncMS), bcrypt $2a$/$2b$/$2y$
+ * (FSyncMS, through libxcrypt's crypt_r, cost 4-14), {SSHA} and
+ * {SSHA-256} (LDAP, PHP 1.x, the Python server), and
+ * $weave-minimal$<16 hex> (weave-minimal's file-name digest: the first
+ * 64 bits of SHA-1 of its fixed salt and the password).
+ * A stored scrypt hash is refused (PASSWORD_BAD_HASH, no KDF run) when it
+ * asks for more than 32 MiB (128 * r * 2^ln), p over 64, or work
+ * 128 * r * 2^ln * p over 1 GiB: a hash from elsewhere cannot make a
+ * login costlier than our dearest setting.
  *
  * Passwords are byte strings (UTF-8 after auth.c's Latin-1 fallback).
  */
@@ -41,6 +48,14 @@ int password_hash(const char *password, size_t len, int cost, char *out,
  */
 enum password_verdict password_verify(const char *password, size_t len,
 				      const char *stored, int want_cost);
+
+/*
+ * Whether password_verify() could use a stored hash, without running
+ * it: NULL, or a static sentence saying why not (unknown scheme, scrypt
+ * or bcrypt parameters over the caps above, malformed). For migrate and
+ * import, which must not copy a hash no login could use.
+ */
+const char *password_hash_problem(const char *stored);
 
 /*
  * Password strength rule (docs/protocol.md, User API, step 5 of the

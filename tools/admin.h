@@ -54,7 +54,7 @@ enum admin_opt {
 	OPT_CLEAR,         /* --clear */
 	OPT_RETRY_AFTER,   /* --retry-after SECONDS */
 	OPT_FROM,          /* --from SOURCE */
-	OPT_FORMAT,        /* --format minimal|fsyncms|php */
+	OPT_FORMAT,        /* --format fsyncms|php|weave-minimal (minimal: fsyncms) */
 	OPT_DRY_RUN,       /* --dry-run, -n */
 	OPT_BATCH,         /* --batch N */
 	OPT_PAUSE,         /* --pause MILLISECONDS */

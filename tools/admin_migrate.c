@@ -1,15 +1,17 @@
 /*
- * admin_migrate.c - weave-admin migrate: accounts and records from a
- * Weave Minimal / FSyncMS database (SQLite or MySQL) or from the
- * original PHP server's MySQL schema (docs/protocol.md, Data from older
- * servers).
+ * admin_migrate.c - weave-admin migrate: accounts and records from
+ * FSyncMS (SQLite or MySQL), the original PHP server (MySQL or its SQLite
+ * directory) or weave-minimal (its data directory); docs/migration.md,
+ * docs/protocol.md, Data from older servers.
  * This file is what every format shares: choosing the format, the
  * accounts, the records and the transactions; migrate.h names the
  * parts.
  *
  * The source is opened read-only and read with fixed query texts (no
- * value ever goes into SQL text): the users (and, PHP, the collection
- * names) into memory, then every record in one stream ordered by user.
+ * value ever goes into SQL text; table names only after a character
+ * check): the users (and, PHP, the collection names) into memory, then
+ * every record in one stream ordered by user (per user's file for the
+ * directory formats).
  * Each account is written to our database in one transaction: created,
  * then its records, then its last write. An account that exists already
  * is skipped, so a run that stopped can be repeated. An account with a
@@ -32,12 +34,17 @@
 #define PAYLOAD_MAX 16777215
 
 static const struct migrate_format *const formats[] = {
-	&migrate_minimal, &migrate_fsyncms, &migrate_php,
+	&migrate_fsyncms, &migrate_php, &migrate_weave_minimal,
 };
 
-/* The format called name, or NULL. */
+#define FORMAT_NAMES "fsyncms, php or weave-minimal"
+
+/* The format called name, or NULL. "minimal", its name before
+ * weave-minimal (Python) was read, stays FSyncMS's layout. */
 static const struct migrate_format *find_format(const char *name)
 {
+	if (strcmp(name, "minimal") == 0)
+		return &migrate_fsyncms;
 	for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
 		if (strcmp(name, formats[i]->name) == 0)
 			return formats[i];
@@ -53,18 +60,19 @@ static int choose_format(const struct args *a, const struct source *s,
 	if (has_opt(a, OPT_FORMAT)) {
 		f = find_format(a->opt[OPT_FORMAT]);
 		if (f == NULL)
-			return usage_error("--format takes minimal, fsyncms or php, not '%s'",
+			return usage_error("--format takes " FORMAT_NAMES ", not '%s'",
 					   a->opt[OPT_FORMAT]);
+		if (f == &migrate_weave_minimal)
+			return fail(EXIT_FAILED, "%s: weave-minimal keeps one file per user: "
+						 "give its data directory to --from", s->name);
 	}
 	if (f == NULL)
-		f = php_like ? &migrate_php
-		    : s->kind == SOURCE_SQLITE ? &migrate_minimal
-					       : &migrate_fsyncms;
+		f = php_like ? &migrate_php : &migrate_fsyncms;
 	bool by_id = strcmp(f->user_key_column, "id") == 0;
 	if (by_id && !php_like)
 		return fail(EXIT_FAILED, "%s: users has no id column, so it is not the PHP "
-					 "server's schema (try --format %s)",
-			    s->name, s->kind == SOURCE_SQLITE ? "minimal" : "fsyncms");
+					 "server's schema (try --format fsyncms)",
+			    s->name);
 	if (!by_id && php_like)
 		return fail(EXIT_FAILED, "%s: users has an id column, so it is the PHP "
 					 "server's schema (try --format php)", s->name);
@@ -155,9 +163,27 @@ static const char *id_field(const struct src_value *v, bool required, const char
 	return NULL;
 }
 
-/* Row: username, collection, id, parentid, predecessorid, sortindex, modified, payload. */
+/* ttl in seconds (weave-minimal kept and enforced it) after modified. */
+static const char *convert_ttl(const struct src_value *v, struct db_record *r)
+{
+	char text[32];
+	int64_t ttl;
+	r->expires = DB_RECORD_NEVER;
+	if (v->is_null)
+		return NULL;
+	if (!src_number_text(v, text, sizeof text) ||
+	    (parse_int64(text, 0, INT32_MAX, &ttl) < 0 &&
+	     !src_number_by_double(text, 1.0, INT32_MAX, &ttl)) || ttl < 0)
+		return "ttl is not a number of seconds";
+	r->expires = r->row.modified + ttl * 100;
+	return NULL;
+}
+
+/* Row: username, collection, id, parentid, predecessorid, sortindex,
+ * modified, payload[, ttl]. */
 static const char *convert_record(struct migration *m, const struct legacy_user *u,
-				  const struct src_value *row, struct db_record *r)
+				  const struct src_value *row, size_t ncols,
+				  struct db_record *r)
 {
 	const char *why;
 	memset(r, 0, sizeof *r);
@@ -189,9 +215,9 @@ static const char *convert_record(struct migration *m, const struct legacy_user 
 		r->row.payload = row[7].s;
 		r->row.payload_len = row[7].len;
 	}
-	/* Minimal's ttl column was never filled or enforced: no expiry. */
+	/* FSyncMS's ttl column was never filled or enforced: no expiry. */
 	r->expires = DB_RECORD_NEVER;
-	return NULL;
+	return ncols > 8 ? convert_ttl(&row[8], r) : NULL;
 }
 
 static void free_batch(struct migration *m)
@@ -271,11 +297,15 @@ static void report_user(struct migration *m, struct legacy_user *u)
 }
 
 /* The account's failure: its transaction is rolled back, nothing of it stays. */
-static void fail_user(struct migration *m, struct legacy_user *u, const char *why)
+void migrate_fail_user(struct migration *m, struct legacy_user *u, const char *why)
 {
-	free_batch(m);
-	if (!m->dry_run && u->state == LEGACY_ACTIVE && db_in_transaction())
-		db_rollback();
+	/* Only the current account has a batch and a transaction; another
+	 * (one whose file failed before its first row) keeps them intact. */
+	if (m->current == u) {
+		free_batch(m);
+		if (!m->dry_run && u->state == LEGACY_ACTIVE && db_in_transaction())
+			db_rollback();
+	}
 	free(u->why);
 	u->why = xstrdup(why);
 	u->state = LEGACY_FAILED;
@@ -362,7 +392,7 @@ static void finish_user(struct migration *m, struct legacy_user *u)
 	report_user(m, u);
 }
 
-static int migrate_record(void *ctx, const struct src_value *row, size_t ncols)
+int migrate_record(void *ctx, const struct src_value *row, size_t ncols)
 {
 	struct migration *m = ctx;
 	struct db_record r;
@@ -408,13 +438,13 @@ static int migrate_record(void *ctx, const struct src_value *row, size_t ncols)
 		u->skipped++;
 		return 0;
 	}
-	const char *why = convert_record(m, u, row, &r);
+	const char *why = convert_record(m, u, row, ncols, &r);
 	if (why != NULL) {
 		struct buf msg;
 		buf_init(&msg, 1024);
 		buf_printf(&msg, "record '%.64s' in '%.32s': %s", r.row.id ? r.row.id : "?",
 			   r.collection ? r.collection : "?", why);
-		fail_user(m, u, msg.data);
+		migrate_fail_user(m, u, msg.data);
 		buf_free(&msg);
 		return 0;
 	}
@@ -434,8 +464,7 @@ static int migrate_record(void *ctx, const struct src_value *row, size_t ncols)
 static int count_row(void *ctx, const struct src_value *row, size_t ncols)
 {
 	char text[32];
-	(void)ncols;
-	if (!src_number_text(&row[0], text, sizeof text) ||
+	if (ncols < 1 || !src_number_text(&row[0], text, sizeof text) ||
 	    parse_int64(text, 0, INT64_MAX, (int64_t *)ctx) < 0)
 		*(int64_t *)ctx = 0;
 	return 0;
@@ -453,9 +482,12 @@ static void summary(struct migration *m)
 					  u->collections.items[k].n);
 	}
 	if (!m->quiet) {
-		printf("%s %" PRId64 " accounts and %" PRId64 " records from %s (%s schema)\n",
+		bool prefixed = m->dir == NULL && strcmp(m->src.users_name, "users") != 0;
+		printf("%s %" PRId64 " accounts and %" PRId64 " records from %s (%s schema%s%s%s%s)\n",
 		       m->dry_run ? "dry run: would migrate" : "migrated", m->created,
-		       m->copied, m->src.name, m->format->name);
+		       m->copied, m->src.name, m->format->name, prefixed ? ", tables " : "",
+		       prefixed ? m->src.users_name : "", prefixed ? " and " : "",
+		       prefixed ? m->src.wbo_name : "");
 		if (m->totals.n > 0) {
 			counts_text(&m->totals, &line);
 			printf("records per collection: %s\n", line.data);
@@ -486,109 +518,131 @@ static void free_migration(struct migration *m)
 		free(u->email);
 		free(u->alert);
 		free(u->why);
+		free(u->file);
 		free(u->collections.items);
 	}
 	free(m->users);
 	if (m->format != NULL && m->format->release != NULL)
 		m->format->release();
 	free(m->totals.items);
+	free(m->dir);
 	src_close(&m->src);
 }
 
-int cmd_migrate(const struct args *a)
+/* Open --from and read its users and layout; EXIT_OK or told. */
+static int open_source(struct migration *m, const struct args *a, int64_t *total)
 {
-	struct migration m;
 	struct layout l;
 	const char *from = a->opt[OPT_FROM];
-	int64_t total = 0;
 	int rc;
-
-	if (from == NULL)
-		return usage_error("--from SOURCE is required");
-	if (has_opt(a, OPT_FORMAT) && find_format(a->opt[OPT_FORMAT]) == NULL)
-		return usage_error("--format takes minimal, fsyncms or php, not '%s'",
-				   a->opt[OPT_FORMAT]);
-	memset(&m, 0, sizeof m);
-	m.dry_run = has_opt(a, OPT_DRY_RUN);
-	m.quiet = has_opt(a, OPT_QUIET);
 	if (strncmp(from, "sqlite:", 7) == 0) {
 		const char *path = from + 7;
 		if (strncmp(path, "//", 2) == 0)
 			path += 2;
 		if (path[0] == '\0')
-			return usage_error("--from sqlite: needs a file name");
-		rc = src_open_sqlite(&m.src, path);
+			return usage_error("--from sqlite: needs a file or directory name");
+		if (migrate_is_directory(path))
+			return migrate_dir_open(m, path, a->opt[OPT_FORMAT]);
+		rc = src_open_sqlite(&m->src, path);
 	} else if (strncmp(from, "mysql://", 8) == 0) {
-		rc = src_open_mysql(&m.src, from, a);
+		rc = src_open_mysql(&m->src, from, a);
 	} else {
 		return usage_error("--from takes sqlite:PATH or mysql://USER@HOST/DB, not '%s'",
 				   from);
 	}
 	if (rc == EXIT_OK)
-		rc = src_read_layout(&m.src, &l);
+		rc = src_read_layout(&m->src, &l, true);
 	if (rc == EXIT_OK)
-		rc = choose_format(a, &m.src, &l, &m.format);
+		rc = choose_format(a, &m->src, &l, &m->format);
 	if (rc == EXIT_OK)
-		rc = migrate_load_users(&m, &l);
-	if (rc == EXIT_OK && m.format->prepare != NULL)
-		rc = m.format->prepare(&m.src, &l);
-	if (rc == EXIT_OK && src_query(&m.src, "SELECT COUNT(*) FROM wbo", count_row, &total) < 0)
-		rc = fail(EXIT_FAILED, "cannot count the records of %s: %s", m.src.name,
-			  m.src.error);
-	if (rc != EXIT_OK) {
-		free_migration(&m);
-		return rc;
+		rc = migrate_load_users(m, &l);
+	if (rc == EXIT_OK && m->format->prepare != NULL)
+		rc = m->format->prepare(&m->src, &l);
+	char sql[128];
+	snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s", m->src.wbo_table);
+	if (rc == EXIT_OK && src_query(&m->src, sql, 1, count_row, total) < 0)
+		rc = fail(EXIT_FAILED, "cannot count the records of %s: %s", m->src.name,
+			  m->src.error);
+	return rc;
+}
+
+/* Every record, in one stream grouped by user; EXIT_OK or told. */
+static int stream_records(struct migration *m)
+{
+	char sql[256];
+	if (m->dir != NULL)
+		return migrate_dir_records(m);
+	snprintf(sql, sizeof sql, "SELECT username, collection, id, parentid, predecessorid, "
+				  "sortindex, modified, payload FROM %s ORDER BY username",
+		 m->src.wbo_table);
+	if (src_query(&m->src, sql, 8, migrate_record, m) < 0 &&
+	    m->fatal == EXIT_OK) {
+		if (m->current != NULL && !m->dry_run)
+			db_rollback();
+		return fail(EXIT_FAILED, "cannot read the records of %s: %s", m->src.name,
+			    m->src.error);
 	}
+	return EXIT_OK;
+}
+
+/* Copy what open_source() found; the exit code. */
+static int run(struct migration *m, int64_t total)
+{
 	/* Check the target before reading everything. */
 	enum db_status st = db_connect();
-	if (st != DB_OK) {
-		free_migration(&m);
+	if (st != DB_OK)
 		return db_fail(st, "connecting");
-	}
-	for (size_t i = 0; i < m.nusers; i++)
-		if (m.users[i].state == LEGACY_FAILED) {
-			m.failed++;
-			report_user(&m, &m.users[i]);
+	for (size_t i = 0; i < m->nusers; i++)
+		if (m->users[i].state == LEGACY_FAILED) {
+			m->failed++;
+			report_user(m, &m->users[i]);
 		}
-
-	progress_start(&m.progress, m.dry_run ? "migrate (dry run)" : "migrate", "records",
+	progress_start(&m->progress, m->dry_run ? "migrate (dry run)" : "migrate", "records",
 		       total);
-	if (src_query(&m.src,
-		      "SELECT username, collection, id, parentid, predecessorid, sortindex, "
-		      "modified, payload FROM wbo ORDER BY username",
-		      migrate_record, &m) < 0 &&
-	    m.fatal == EXIT_OK) {
-		if (m.current != NULL && !m.dry_run)
-			db_rollback();
-		progress_end(&m.progress);
-		rc = fail(EXIT_FAILED, "cannot read the records of %s: %s", m.src.name,
-			  m.src.error);
-		free_migration(&m);
+	int rc = stream_records(m);
+	if (rc != EXIT_OK) {
+		progress_end(&m->progress);
 		return rc;
 	}
-	if (m.fatal == EXIT_OK && m.current != NULL)
-		finish_user(&m, m.current);
+	if (m->fatal == EXIT_OK && m->current != NULL)
+		finish_user(m, m->current);
 	/* Accounts without any record. */
-	for (size_t i = 0; i < m.nusers && m.fatal == EXIT_OK; i++) {
-		struct legacy_user *u = &m.users[i];
+	for (size_t i = 0; i < m->nusers && m->fatal == EXIT_OK; i++) {
+		struct legacy_user *u = &m->users[i];
 		if (u->state != LEGACY_PENDING)
 			continue;
-		start_user(&m, u);
-		if (m.fatal == EXIT_OK && u->state == LEGACY_ACTIVE)
-			finish_user(&m, u);
+		start_user(m, u);
+		if (m->fatal == EXIT_OK && u->state == LEGACY_ACTIVE)
+			finish_user(m, u);
 	}
-	progress_end(&m.progress);
-	if (m.fatal != EXIT_OK) {
+	progress_end(&m->progress);
+	if (m->fatal != EXIT_OK) {
 		if (db_in_transaction())
 			db_rollback();
 		fprintf(stderr, "weave-admin: stopped; accounts reported as created are "
 				"complete, run migrate again to go on\n");
-		rc = m.fatal;
-	} else {
-		summary(&m);
-		rc = m.failed > 0 ? EXIT_FAILED : EXIT_OK;
+		return m->fatal;
 	}
+	summary(m);
+	return m->failed > 0 ? EXIT_FAILED : EXIT_OK;
+}
+
+int cmd_migrate(const struct args *a)
+{
+	struct migration m;
+	int64_t total = 0;
+
+	if (a->opt[OPT_FROM] == NULL)
+		return usage_error("--from SOURCE is required");
+	if (has_opt(a, OPT_FORMAT) && find_format(a->opt[OPT_FORMAT]) == NULL)
+		return usage_error("--format takes " FORMAT_NAMES ", not '%s'",
+				   a->opt[OPT_FORMAT]);
+	memset(&m, 0, sizeof m);
+	m.dry_run = has_opt(a, OPT_DRY_RUN);
+	m.quiet = has_opt(a, OPT_QUIET);
+	int rc = open_source(&m, a, &total);
+	if (rc == EXIT_OK)
+		rc = run(&m, total);
 	free_migration(&m);
 	return rc;
 }
-

@@ -1,13 +1,14 @@
 /*
- * admin_migrate_minimal.c - migrate from Weave Minimal (SQLite) and
- * FSyncMS (SQLite or MySQL), which kept Minimal's schema: users by name
- * (username, md5), wbo rows naming their user and collection, modified
- * in seconds as a REAL. The two differ only in the name a user gives.
+ * admin_migrate_minimal.c - migrate from FSyncMS (SQLite or MySQL; both
+ * forks), the PHP "Weave Minimal" server's schema: users by name
+ * (username, md5 holding hex MD5 or bcrypt), wbo rows naming their user
+ * and collection, modified in seconds as a REAL. (weave-minimal, the
+ * Python server, is another layout: admin_migrate_files.c.)
  */
 #include "migrate.h"
 #include "util.h"
 
-static const char *collection_by_name(const char *user_key, const struct src_value *v,
+const char *migrate_collection_by_name(const char *user_key, const struct src_value *v,
 				      const char **name, size_t *len)
 {
 	(void)user_key;
@@ -18,7 +19,7 @@ static const char *collection_by_name(const char *user_key, const struct src_val
 	return NULL;
 }
 
-static const char *modified_in_seconds(const char *text, int64_t *out)
+const char *migrate_modified_in_seconds(const char *text, int64_t *out)
 {
 	/* Decimal text ("1265402837.12") is rounded exactly, without a double. */
 	if (parse_timestamp(text, out) == 0 && *out <= MODIFIED_MAX)
@@ -28,16 +29,9 @@ static const char *modified_in_seconds(const char *text, int64_t *out)
 	return "modified is not a timestamp in seconds";
 }
 
-const struct migrate_format migrate_minimal = {
-	.name = "minimal",
-	.user_key_column = "username",
-	.collection = collection_by_name,
-	.modified = modified_in_seconds,
-};
-
 const struct migrate_format migrate_fsyncms = {
 	.name = "fsyncms",
 	.user_key_column = "username",
-	.collection = collection_by_name,
-	.modified = modified_in_seconds,
+	.collection = migrate_collection_by_name,
+	.modified = migrate_modified_in_seconds,
 };

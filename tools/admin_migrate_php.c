@@ -1,8 +1,9 @@
 /*
- * admin_migrate_php.c - migrate from the original PHP server's MySQL
- * schema: users(id, username, ...), wbo rows naming their user by id
- * and their collection by number (1-10 fixed, others in the
- * collections table), modified in centiseconds.
+ * admin_migrate_php.c - migrate from the original PHP server: its MySQL
+ * schema (users(id, username, ...), wbo rows naming their user by id and
+ * their collection by number, 1-10 fixed, others in the collections
+ * table) and its SQLite engine (users by name in _users, one wbo table
+ * per user naming collections); modified in centiseconds in both.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +30,7 @@ static int load_collection(void *ctx, const struct src_value *row, size_t ncols)
 	int64_t id;
 	char num[32];
 	(void)ctx;
-	(void)ncols;
-	if (row[0].is_null || row[1].is_null || row[2].is_null || row[1].len >= sizeof num)
+	if (ncols < 3 || row[0].is_null || row[1].is_null || row[2].is_null || row[1].len >= sizeof num)
 		return 0;
 	memcpy(num, row[1].s, row[1].len);
 	num[row[1].len] = '\0';
@@ -51,7 +51,7 @@ static int load_collections(struct source *s, const struct layout *l)
 {
 	if (!list_has(&l->tables, "collections"))
 		return EXIT_OK;
-	if (src_query(s, "SELECT userid, collectionid, name FROM collections",
+	if (src_query(s, "SELECT userid, collectionid, name FROM collections", 3,
 		      load_collection, NULL) < 0)
 		return fail(EXIT_FAILED, "cannot read the collections of %s: %s", s->name,
 			    s->error);
@@ -109,4 +109,11 @@ const struct migrate_format migrate_php = {
 	.collection = collection_by_id,
 	.modified = modified_in_centiseconds,
 	.release = free_collections,
+};
+
+const struct migrate_format migrate_php_sqlite = {
+	.name = "php",
+	.user_key_column = "username",
+	.collection = migrate_collection_by_name,
+	.modified = modified_in_centiseconds,
 };

@@ -12,41 +12,56 @@
 #include "util.h"
 
 #define SRC_COLUMNS 16
+/* The largest value a source may hand us: a 16 MB payload and slack.
+ * SQLite refuses to build anything longer (a generated column or view
+ * of zeroblob(2000000000) fails with "string or blob too big" instead
+ * of allocating it); MySQL rows are bounded by max_allowed_packet. */
+#define SRC_VALUE_MAX (20 * 1024 * 1024)
+#define SRC_SQLITE_HEAP_MAX (INT64_C(256) * 1024 * 1024)
 
-/* Run one fixed query and call fn per row. 0, or -1 with s->error set. */
-int src_query(struct source *s, const char *sql, src_row_fn fn, void *ctx)
+static int sqlite_rows(struct source *s, const char *sql, size_t want, src_row_fn fn,
+		       void *ctx)
 {
 	struct src_value v[SRC_COLUMNS];
-	if (s->kind == SOURCE_SQLITE) {
-		sqlite3_stmt *stmt = NULL;
-		if (sqlite3_prepare_v2(s->lite, sql, -1, &stmt, NULL) != SQLITE_OK) {
-			snprintf(s->error, sizeof s->error, "%s", sqlite3_errmsg(s->lite));
-			return -1;
-		}
-		int rc;
-		while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-			int n = sqlite3_column_count(stmt);
-			if (n > SRC_COLUMNS)
-				n = SRC_COLUMNS;
-			for (int i = 0; i < n; i++) {
-				v[i].is_null = sqlite3_column_type(stmt, i) == SQLITE_NULL;
-				/* Text of any type: REAL as "%!.15g", blobs as bytes. */
-				v[i].s = v[i].is_null ? NULL
-						      : (const char *)sqlite3_column_text(stmt, i);
-				v[i].len = v[i].is_null ? 0 : (size_t)sqlite3_column_bytes(stmt, i);
-				if (v[i].s == NULL)
-					v[i].s = "";
-			}
-			if (fn(ctx, v, (size_t)n) != 0) {
-				rc = SQLITE_DONE;
-				break;
-			}
-		}
-		if (rc != SQLITE_DONE)
-			snprintf(s->error, sizeof s->error, "%s", sqlite3_errmsg(s->lite));
-		sqlite3_finalize(stmt);
-		return rc == SQLITE_DONE ? 0 : -1;
+	sqlite3_stmt *stmt = NULL;
+	memset(v, 0, sizeof v);
+	if (sqlite3_prepare_v2(s->lite, sql, -1, &stmt, NULL) != SQLITE_OK) {
+		snprintf(s->error, sizeof s->error, "%s", sqlite3_errmsg(s->lite));
+		return -1;
 	}
+	if ((size_t)sqlite3_column_count(stmt) != want) {
+		snprintf(s->error, sizeof s->error, "a query gave %d columns, not %zu",
+			 sqlite3_column_count(stmt), want);
+		sqlite3_finalize(stmt);
+		return -1;
+	}
+	int rc;
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		for (size_t i = 0; i < want; i++) {
+			int c = (int)i;
+			v[i].is_null = sqlite3_column_type(stmt, c) == SQLITE_NULL;
+			/* Text of any type: REAL as "%!.15g", blobs as bytes. */
+			v[i].s = v[i].is_null ? NULL : (const char *)sqlite3_column_text(stmt, c);
+			v[i].len = v[i].is_null ? 0 : (size_t)sqlite3_column_bytes(stmt, c);
+			if (v[i].s == NULL)
+				v[i].s = "";
+		}
+		if (fn(ctx, v, want) != 0) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	if (rc != SQLITE_DONE)
+		snprintf(s->error, sizeof s->error, "%s", sqlite3_errmsg(s->lite));
+	sqlite3_finalize(stmt);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int mysql_rows(struct source *s, const char *sql, size_t want, src_row_fn fn,
+		      void *ctx)
+{
+	struct src_value v[SRC_COLUMNS];
+	memset(v, 0, sizeof v);
 	if (mysql_real_query(s->my, sql, strlen(sql)) != 0) {
 		snprintf(s->error, sizeof s->error, "%s", mysql_error(s->my));
 		return -1;
@@ -58,30 +73,41 @@ int src_query(struct source *s, const char *sql, src_row_fn fn, void *ctx)
 			 mysql_errno(s->my) ? mysql_error(s->my) : "no result");
 		return -1;
 	}
-	unsigned int n = mysql_num_fields(res);
-	if (n > SRC_COLUMNS)
-		n = SRC_COLUMNS;
+	bool stopped = mysql_num_fields(res) != want;
+	int rc = stopped ? -1 : 0;
+	if (stopped)
+		snprintf(s->error, sizeof s->error, "a query gave %u columns, not %zu",
+			 mysql_num_fields(res), want);
 	MYSQL_ROW row;
-	bool stopped = false;
 	while ((row = mysql_fetch_row(res)) != NULL) {
 		if (stopped)
 			continue; /* drain so the connection stays usable */
 		unsigned long *lengths = mysql_fetch_lengths(res);
-		for (unsigned int i = 0; i < n; i++) {
+		for (size_t i = 0; i < want; i++) {
 			v[i].is_null = row[i] == NULL;
 			v[i].s = row[i] ? row[i] : "";
 			v[i].len = row[i] ? lengths[i] : 0;
 		}
-		if (fn(ctx, v, n) != 0)
+		if (fn(ctx, v, want) != 0)
 			stopped = true;
 	}
-	int rc = 0;
 	if (mysql_errno(s->my) != 0) {
 		snprintf(s->error, sizeof s->error, "%s", mysql_error(s->my));
 		rc = -1;
 	}
 	mysql_free_result(res);
 	return rc;
+}
+
+int src_query(struct source *s, const char *sql, size_t ncols, src_row_fn fn, void *ctx)
+{
+	if (ncols == 0 || ncols > SRC_COLUMNS) {
+		snprintf(s->error, sizeof s->error, "a query of %zu columns", ncols);
+		return -1;
+	}
+	if (s->kind == SOURCE_SQLITE)
+		return sqlite_rows(s, sql, ncols, fn, ctx);
+	return mysql_rows(s, sql, ncols, fn, ctx);
 }
 
 /* Decode %XX in place; -1 on a bad escape or a NUL. */
@@ -110,6 +136,25 @@ static int percent_decode(char *s)
 	return 0;
 }
 
+/* A file from elsewhere is data, not code: no triggers, views or
+ * non-innocuous functions run from its schema, no value grows past
+ * SRC_VALUE_MAX, and SQLite's whole heap is bounded. */
+static int sqlite_harden(sqlite3 *db)
+{
+	int off = 0;
+	sqlite3_hard_heap_limit64(SRC_SQLITE_HEAP_MAX);
+	sqlite3_limit(db, SQLITE_LIMIT_LENGTH, SRC_VALUE_MAX);
+	sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, 64 * 1024);
+	sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+	if (sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, &off) != SQLITE_OK ||
+	    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, &off) != SQLITE_OK ||
+	    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, &off) != SQLITE_OK ||
+	    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, &off) != SQLITE_OK ||
+	    sqlite3_exec(db, "PRAGMA trusted_schema = OFF", NULL, NULL, NULL) != SQLITE_OK)
+		return -1;
+	return 0;
+}
+
 int src_open_sqlite(struct source *s, const char *path)
 {
 	s->kind = SOURCE_SQLITE;
@@ -118,6 +163,9 @@ int src_open_sqlite(struct source *s, const char *path)
 	if (sqlite3_open_v2(path, &s->lite, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
 		return fail(EXIT_FAILED, "cannot open %s: %s", s->name,
 			    s->lite ? sqlite3_errmsg(s->lite) : "out of memory");
+	if (sqlite_harden(s->lite) < 0)
+		return fail(EXIT_FAILED, "cannot restrict SQLite for %s: %s", s->name,
+			    sqlite3_errmsg(s->lite));
 	sqlite3_busy_timeout(s->lite, 10000);
 	/* One read transaction: a consistent snapshot while the old server runs. */
 	if (sqlite3_exec(s->lite, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
@@ -126,94 +174,210 @@ int src_open_sqlite(struct source *s, const char *path)
 	return EXIT_OK;
 }
 
-/* mysql://USER[:PASS]@HOST[:PORT]/DB[?socket=PATH] */
+enum src_tls { TLS_DEFAULT, TLS_OFF, TLS_ON, TLS_VERIFY };
+
+struct mysql_url {
+	char *user, *pass, *host, *db, *socket, *port_text, *ca;
+	int64_t port;
+	enum src_tls tls;
+};
+
+/* ?socket=PATH&tls=off|on|verify&ca=FILE, in place. */
+static int parse_url_query(char *query, struct mysql_url *u)
+{
+	for (char *item = query; item != NULL;) {
+		char *next = strchr(item, '&');
+		if (next != NULL)
+			*next++ = '\0';
+		if (strncmp(item, "socket=", 7) == 0) {
+			u->socket = item + 7;
+		} else if (strncmp(item, "ca=", 3) == 0) {
+			u->ca = item + 3;
+		} else if (strcmp(item, "tls=off") == 0) {
+			u->tls = TLS_OFF;
+		} else if (strcmp(item, "tls=on") == 0) {
+			u->tls = TLS_ON;
+		} else if (strcmp(item, "tls=verify") == 0) {
+			u->tls = TLS_VERIFY;
+		} else {
+			return usage_error("--from mysql://...?%s: known are socket=PATH, "
+					   "tls=off|on|verify and ca=FILE", item);
+		}
+		item = next;
+	}
+	if ((u->socket && percent_decode(u->socket) < 0) || (u->ca && percent_decode(u->ca) < 0))
+		return usage_error("--from: bad %%-escape in the URL");
+	return EXIT_OK;
+}
+
+/* HOST[:PORT] or [IPv6][:PORT], in place. */
+static int parse_url_host(char *host, struct mysql_url *u)
+{
+	char *colon;
+	u->host = host;
+	if (host[0] == '[') {
+		char *end = strchr(host, ']');
+		if (end == NULL)
+			return usage_error("--from: unterminated [address]");
+		*end = '\0';
+		u->host = host + 1;
+		if (end[1] == ':')
+			u->port_text = end + 2;
+	} else if ((colon = strchr(host, ':')) != NULL) {
+		*colon = '\0';
+		u->port_text = colon + 1;
+	}
+	if (u->port_text != NULL)
+		return parse_number_arg(u->port_text, 1, 65535, "the MySQL port", &u->port);
+	return EXIT_OK;
+}
+
+/* mysql://USER@HOST[:PORT]/DB[?QUERY], split in place in spec. */
+static int parse_mysql_url(char *spec, struct mysql_url *u)
+{
+	int rc;
+	memset(u, 0, sizeof *u);
+	char *at = strrchr(spec, '@');
+	char *slash = at ? strchr(at, '/') : NULL;
+	if (at == NULL || slash == NULL || slash[1] == '\0')
+		return usage_error("--from mysql:// needs USER@HOST/DATABASE");
+	*at = '\0';
+	*slash = '\0';
+	u->user = spec;
+	u->db = slash + 1;
+	char *query = strchr(u->db, '?');
+	if (query != NULL) {
+		*query++ = '\0';
+		if ((rc = parse_url_query(query, u)) != EXIT_OK)
+			return rc;
+	}
+	char *colon = strchr(u->user, ':');
+	if (colon != NULL) {
+		*colon = '\0';
+		u->pass = colon + 1;
+	}
+	if ((rc = parse_url_host(at + 1, u)) != EXIT_OK)
+		return rc;
+	if (percent_decode(u->user) < 0 || percent_decode(u->db) < 0 || u->user[0] == '\0')
+		return usage_error("--from: bad user, database or %%-escape in the URL");
+	return EXIT_OK;
+}
+
+/* The source's password: --password-file, else $WEAVE_MIGRATE_PASSWORD,
+ * never the command line (any user of the machine can read it in ps). */
+static int source_password(const struct mysql_url *u, const struct args *a, struct buf *pw,
+			   const char **out)
+{
+	*out = NULL;
+	if (u->pass != NULL)
+		return usage_error("--from: a password in the URL is visible to every user of "
+				   "this machine (ps, /proc); give it with --password-file FILE "
+				   "or in WEAVE_MIGRATE_PASSWORD");
+	if (has_opt(a, OPT_PASSWORD_FILE)) {
+		int rc = read_secret_file(a->opt[OPT_PASSWORD_FILE], pw);
+		if (rc == EXIT_OK)
+			*out = pw->data;
+		return rc;
+	}
+	const char *env = getenv("WEAVE_MIGRATE_PASSWORD");
+	if (env != NULL && env[0] != '\0') {
+		buf_puts(pw, env);
+		*out = pw->data;
+	}
+	return EXIT_OK;
+}
+
+static bool host_is_local(const struct mysql_url *u)
+{
+	return u->socket != NULL || u->host[0] == '\0' || strcmp(u->host, "localhost") == 0 ||
+	       strcmp(u->host, "127.0.0.1") == 0 || strcmp(u->host, "::1") == 0;
+}
+
+/* TLS to the source: required and verified for another machine unless
+ * ?tls= says otherwise (the records are encrypted by the clients, but
+ * the password hashes and e-mail addresses are not). */
+static enum src_tls tls_mode(const struct mysql_url *u)
+{
+	if (u->tls == TLS_DEFAULT)
+		return host_is_local(u) ? TLS_OFF : TLS_VERIFY;
+	return u->tls;
+}
+
+static bool tls_wanted(const struct mysql_url *u)
+{
+	return tls_mode(u) != TLS_OFF;
+}
+
+static void set_tls(MYSQL *my, const struct mysql_url *u)
+{
+	enum src_tls tls = tls_mode(u);
+	my_bool yes = 1;
+	if (tls == TLS_OFF)
+		return;
+	mysql_options(my, MYSQL_OPT_SSL_ENFORCE, &yes);
+	if (tls == TLS_VERIFY) {
+		mysql_options(my, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
+		if (u->ca != NULL)
+			mysql_options(my, MYSQL_OPT_SSL_CA, u->ca);
+		else
+			mysql_options(my, MYSQL_OPT_SSL_CAPATH, "/etc/ssl/certs");
+	}
+}
+
+static int mysql_connect_url(struct source *s, const struct mysql_url *u, const char *pass)
+{
+	s->my = mysql_init(NULL);
+	if (s->my == NULL)
+		return fail(EXIT_FAILED, "out of memory");
+	unsigned int timeout = 10, io_timeout = 600;
+	unsigned long packet = SRC_VALUE_MAX + 1024 * 1024;
+	mysql_options(s->my, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+	mysql_options(s->my, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
+	/* No row larger than a payload can make us allocate more. */
+	mysql_options(s->my, MYSQL_OPT_MAX_ALLOWED_PACKET, &packet);
+	/* binary: the bytes as the old server stored them, never converted. */
+	mysql_options(s->my, MYSQL_SET_CHARSET_NAME, "binary");
+	set_tls(s->my, u);
+	if (mysql_real_connect(s->my, u->host[0] ? u->host : NULL, u->user, pass, u->db,
+			       (unsigned int)u->port, u->socket, 0) == NULL)
+		return fail(EXIT_FAILED, "cannot connect to %s: %s%s", s->name, mysql_error(s->my),
+			    u->tls == TLS_DEFAULT && !host_is_local(u)
+				    ? " (TLS with a verified certificate is required for another "
+				      "host; see ?tls= and ?ca= in weave-admin(8))"
+				    : "");
+	/* Connector/C goes on in clear when the server offers no TLS at
+	 * all: what was asked for is checked here. */
+	if (tls_wanted(u) && mysql_get_ssl_cipher(s->my) == NULL)
+		return fail(EXIT_FAILED, "%s: the connection is not encrypted (the server offers "
+					 "no TLS); refused, as ?tls=%s asks", s->name,
+			    u->tls == TLS_ON ? "on" : "verify (the default for another host)");
+	/* Read only, from one consistent snapshot. */
+	if (mysql_query(s->my, "SET SESSION TRANSACTION READ ONLY") != 0 ||
+	    mysql_query(s->my, "START TRANSACTION WITH CONSISTENT SNAPSHOT") != 0)
+		return fail(EXIT_FAILED, "cannot start a read-only transaction on %s: %s",
+			    s->name, mysql_error(s->my));
+	return EXIT_OK;
+}
+
 int src_open_mysql(struct source *s, const char *url, const struct args *a)
 {
 	char *spec = xstrdup(url + strlen("mysql://"));
 	size_t spec_len = strlen(spec);
-	char *user = spec, *pass = NULL, *host, *db, *socket = NULL, *port_text = NULL;
-	int64_t port = 0;
+	struct mysql_url u;
 	struct buf pw;
-	int rc = EXIT_OK;
+	const char *pass = NULL;
 
 	s->kind = SOURCE_MYSQL;
 	buf_init(&pw, 1024);
-	char *at = strrchr(spec, '@');
-	char *slash = at ? strchr(at, '/') : NULL;
-	if (at == NULL || slash == NULL || slash[1] == '\0') {
-		rc = usage_error("--from mysql:// needs USER@HOST/DATABASE");
-		goto done;
+	int rc = parse_mysql_url(spec, &u);
+	if (rc == EXIT_OK)
+		rc = source_password(&u, a, &pw, &pass);
+	if (rc == EXIT_OK) {
+		snprintf(s->name, sizeof s->name, "mysql://%s@%s%s%s/%s", u.user,
+			 u.host[0] ? u.host : "localhost", u.port ? ":" : "",
+			 u.port ? u.port_text : "", u.db);
+		rc = mysql_connect_url(s, &u, pass);
 	}
-	*at = '\0';
-	*slash = '\0';
-	host = at + 1;
-	db = slash + 1;
-	char *query = strchr(db, '?');
-	if (query != NULL) {
-		*query++ = '\0';
-		if (strncmp(query, "socket=", 7) != 0) {
-			rc = usage_error("--from mysql://...?%s: only ?socket=PATH is known", query);
-			goto done;
-		}
-		socket = query + 7;
-	}
-	char *colon = strchr(user, ':');
-	if (colon != NULL) {
-		*colon = '\0';
-		pass = colon + 1;
-	}
-	if (host[0] == '[') { /* [IPv6]:port */
-		char *end = strchr(host, ']');
-		if (end == NULL) {
-			rc = usage_error("--from: unterminated [address]");
-			goto done;
-		}
-		*end = '\0';
-		host++;
-		if (end[1] == ':')
-			port_text = end + 2;
-	} else if ((colon = strchr(host, ':')) != NULL) {
-		*colon = '\0';
-		port_text = colon + 1;
-	}
-	if (port_text != NULL &&
-	    (rc = parse_number_arg(port_text, 1, 65535, "the MySQL port", &port)) != EXIT_OK)
-		goto done;
-	if (percent_decode(user) < 0 || (pass && percent_decode(pass) < 0) ||
-	    percent_decode(db) < 0 || (socket && percent_decode(socket) < 0) ||
-	    user[0] == '\0') {
-		rc = usage_error("--from: bad user, password, database or %%-escape in the URL");
-		goto done;
-	}
-	if (pass == NULL && has_opt(a, OPT_PASSWORD_FILE)) {
-		if ((rc = read_secret_file(a->opt[OPT_PASSWORD_FILE], &pw)) != EXIT_OK)
-			goto done;
-		pass = pw.data;
-	}
-	snprintf(s->name, sizeof s->name, "mysql://%s@%s%s%s/%s", user,
-		 host[0] ? host : "localhost", port ? ":" : "", port ? port_text : "", db);
-
-	s->my = mysql_init(NULL);
-	if (s->my == NULL) {
-		rc = fail(EXIT_FAILED, "out of memory");
-		goto done;
-	}
-	unsigned int timeout = 10, io_timeout = 600;
-	mysql_options(s->my, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
-	mysql_options(s->my, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
-	/* binary: the bytes as the old server stored them, never converted. */
-	mysql_options(s->my, MYSQL_SET_CHARSET_NAME, "binary");
-	if (mysql_real_connect(s->my, host[0] ? host : NULL, user, pass, db,
-			       (unsigned int)port, socket, 0) == NULL) {
-		rc = fail(EXIT_FAILED, "cannot connect to %s: %s", s->name, mysql_error(s->my));
-		goto done;
-	}
-	/* Read only, from one consistent snapshot. */
-	if (mysql_query(s->my, "SET SESSION TRANSACTION READ ONLY") != 0 ||
-	    mysql_query(s->my, "START TRANSACTION WITH CONSISTENT SNAPSHOT") != 0)
-		rc = fail(EXIT_FAILED, "cannot start a read-only transaction on %s: %s",
-			  s->name, mysql_error(s->my));
-done:
 	buf_free_secret(&pw);
 	OPENSSL_cleanse(spec, spec_len); /* it may hold the password */
 	free(spec);
@@ -262,8 +426,7 @@ bool src_number_by_double(const char *text, double scale, int64_t max, int64_t *
 static int collect_name(void *ctx, const struct src_value *row, size_t ncols)
 {
 	struct name_list *l = ctx;
-	(void)ncols;
-	if (l->n < 64 && !row[0].is_null) {
+	if (ncols >= 1 && l->n < 256 && !row[0].is_null) {
 		snprintf(l->names[l->n], sizeof l->names[0], "%.*s",
 			 (int)(row[0].len < 64 ? row[0].len : 64), row[0].s);
 		l->n++;
@@ -279,25 +442,75 @@ bool list_has(const struct name_list *l, const char *name)
 	return false;
 }
 
-int src_read_layout(struct source *s, struct layout *l)
+/* FSyncMS's later fork (martok/FSyncMS) names its tables PREFIX_users
+ * and PREFIX_wbo. The prefix of the one such pair into prefix ("" when
+ * plain users and wbo exist); EXIT_OK or told. */
+static int find_prefix(const struct source *s, const struct name_list *t, char *prefix,
+		       size_t cap)
+{
+	size_t found = 0;
+	prefix[0] = '\0';
+	if (list_has(t, "users") && list_has(t, "wbo"))
+		return EXIT_OK;
+	for (size_t i = 0; i < t->n; i++) {
+		const char *name = t->names[i];
+		size_t len = strlen(name);
+		if (len <= 6 || len - 5 >= cap || strcmp(name + len - 6, "_users") != 0 ||
+		    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				 "0123456789_") != len)
+			continue;
+		char wbo[80];
+		snprintf(wbo, sizeof wbo, "%.*swbo", (int)(len - 5), name);
+		if (!list_has(t, wbo))
+			continue;
+		if (found++ > 0)
+			return fail(EXIT_FAILED, "%s holds several FSyncMS installations (%s and "
+						 "%.*s): migrate a copy holding one", s->name, prefix,
+				    (int)(len - 5), name);
+		snprintf(prefix, cap, "%.*s", (int)(len - 5), name);
+	}
+	return EXIT_OK;
+}
+
+/* The quoted table names of the source, prefix + users / wbo. */
+static void set_tables(struct source *s, const char *prefix)
+{
+	char q = s->kind == SOURCE_MYSQL ? '`' : '"';
+	snprintf(s->users_name, sizeof s->users_name, "%susers", prefix);
+	snprintf(s->wbo_name, sizeof s->wbo_name, "%swbo", prefix);
+	snprintf(s->users_table, sizeof s->users_table, "%c%susers%c", q, prefix, q);
+	snprintf(s->wbo_table, sizeof s->wbo_table, "%c%swbo%c", q, prefix, q);
+}
+
+int src_read_layout(struct source *s, struct layout *l, bool need_wbo)
 {
 	static const char *const tables_sql[] = {
 		[SOURCE_SQLITE] = "SELECT name FROM sqlite_master WHERE type = 'table'",
 		[SOURCE_MYSQL] = "SELECT table_name FROM information_schema.tables "
 				 "WHERE table_schema = DATABASE()",
 	};
-	static const char *const columns_sql[] = {
-		[SOURCE_SQLITE] = "SELECT name FROM pragma_table_info('users')",
-		[SOURCE_MYSQL] = "SELECT column_name FROM information_schema.columns "
-				 "WHERE table_schema = DATABASE() AND table_name = 'users'",
-	};
+	char prefix[64], sql[256];
 	memset(l, 0, sizeof *l);
-	if (src_query(s, tables_sql[s->kind], collect_name, &l->tables) < 0 ||
-	    src_query(s, columns_sql[s->kind], collect_name, &l->user_columns) < 0)
+	if (src_query(s, tables_sql[s->kind], 1, collect_name, &l->tables) < 0)
 		return fail(EXIT_FAILED, "cannot read the tables of %s: %s", s->name, s->error);
-	if (!list_has(&l->tables, "users") || !list_has(&l->tables, "wbo"))
-		return fail(EXIT_FAILED, "%s has no users and wbo tables: not a Weave "
-					 "Minimal, FSyncMS or PHP server database", s->name);
+	int rc = need_wbo ? find_prefix(s, &l->tables, prefix, sizeof prefix) : EXIT_OK;
+	if (rc != EXIT_OK)
+		return rc;
+	set_tables(s, need_wbo ? prefix : "");
+	if (!list_has(&l->tables, s->users_name) ||
+	    (need_wbo && !list_has(&l->tables, s->wbo_name)))
+		return fail(EXIT_FAILED, "%s has no users and wbo tables: not an FSyncMS or PHP "
+					 "server database (weave-minimal: give its data directory)",
+			    s->name);
+	/* users_name is prefix + users, the prefix letters, digits and _ only. */
+	if (s->kind == SOURCE_SQLITE)
+		snprintf(sql, sizeof sql, "SELECT name FROM pragma_table_info('%s')", s->users_name);
+	else
+		snprintf(sql, sizeof sql, "SELECT column_name FROM information_schema.columns "
+					  "WHERE table_schema = DATABASE() AND table_name = '%s'",
+			 s->users_name);
+	if (src_query(s, sql, 1, collect_name, &l->user_columns) < 0)
+		return fail(EXIT_FAILED, "cannot read the columns of %s in %s: %s", s->users_name,
+			    s->name, s->error);
 	return EXIT_OK;
 }
-

@@ -13,6 +13,7 @@
 #include "account_name.h"
 #include "auth.h"
 #include "migrate.h"
+#include "password.h"
 #include "util.h"
 
 #define HASH_MAX 255
@@ -38,18 +39,33 @@ static char *dup_value(const struct src_value *v)
 	return v->is_null ? NULL : xstrndup(v->s, v->len);
 }
 
-static bool hash_supported(const char *h)
+/* A hash of a scheme we verify, but one no login could use (parameters
+ * over the caps, malformed): the account is refused, not copied, so a
+ * hostile source cannot plant a hash that costs gigabytes per login. */
+static bool hash_refused(const char *h, const char *problem)
 {
-	size_t len = strlen(h);
-	if (strncmp(h, "$scrypt$", 8) == 0 || strncmp(h, "{SSHA}", 6) == 0 ||
-	    strncmp(h, "{SSHA-256}", 10) == 0)
-		return true;
-	if (len != 32)
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (!isxdigit((unsigned char)h[i]))
-			return false;
-	return true;
+	return problem != NULL && (strncmp(h, "$scrypt$", 8) == 0 || strncmp(h, "$2", 2) == 0 ||
+				   strncmp(h, "$weave-minimal$", 15) == 0);
+}
+
+/* The hash checks of load_user(): refused (why set) or a warning. */
+static void check_hash(struct migration *m, struct legacy_user *u)
+{
+	const char *problem = password_hash_problem(u->hash);
+	if (u->why != NULL || problem == NULL)
+		return;
+	if (strlen(u->hash) > HASH_MAX) {
+		u->why = xstrdup("the password hash is longer than 255 bytes");
+	} else if (hash_refused(u->hash, problem)) {
+		struct buf why;
+		buf_init(&why, 512);
+		buf_printf(&why, "its password hash is refused: %s", problem);
+		u->why = buf_detach(&why, NULL);
+	} else {
+		migrate_warn(m, "%s: the password hash is not MD5, {SSHA}, {SSHA-256}, bcrypt "
+			     "or scrypt: the account is copied but cannot log in until "
+			     "'weave-admin user passwd %s'", u->name, u->name);
+	}
 }
 
 /* Header-safe alert text: control characters become blanks. */
@@ -72,11 +88,10 @@ static char *clean_alert(struct migration *m, const char *name, char *alert)
 	return alert;
 }
 
-static int load_user(void *ctx, const struct src_value *row, size_t ncols)
+int migrate_user_row(void *ctx, const struct src_value *row, size_t ncols)
 {
 	struct migration *m = ctx;
-	(void)ncols;
-	if (row[0].is_null || row[1].is_null)
+	if (ncols < 6 || row[0].is_null || row[1].is_null)
 		return 0;
 	if (m->nusers == m->cap) {
 		m->cap = m->cap ? m->cap * 2 : 64;
@@ -112,12 +127,7 @@ static int load_user(void *ctx, const struct src_value *row, size_t ncols)
 		free(u->email);
 		u->email = NULL;
 	}
-	if (u->why == NULL && strlen(u->hash) > HASH_MAX)
-		u->why = xstrdup("the password hash is longer than 255 bytes");
-	else if (u->why == NULL && !hash_supported(u->hash))
-		migrate_warn(m, "%s: the password hash is not MD5, {SSHA}, {SSHA-256} or scrypt "
-			"(bcrypt?): the account is copied but cannot log in until "
-			"'weave-admin user passwd %s'", u->name, u->name);
+	check_hash(m, u);
 	if (u->why != NULL)
 		u->state = LEGACY_FAILED;
 	free(legacy);
@@ -137,6 +147,8 @@ static int key_order(const void *a, const void *b)
 struct legacy_user *migrate_find_user(struct migration *m, const char *key, size_t len)
 {
 	struct legacy_user probe;
+	if (m->nusers == 0)
+		return NULL;
 	probe.key = (char *)key;
 	probe.key_len = len;
 	return bsearch(&probe, m->users, m->nusers, sizeof *m->users, key_order);
@@ -175,12 +187,20 @@ int migrate_load_users(struct migration *m, const struct layout *l)
 	buf_puts(&sql, list_has(&l->user_columns, "email") ? "email, " : "NULL, ");
 	buf_puts(&sql, list_has(&l->user_columns, "status") ? "status, " : "1, ");
 	buf_puts(&sql, list_has(&l->user_columns, "alert") ? "alert " : "NULL ");
-	buf_puts(&sql, "FROM users");
-	int rc = src_query(&m->src, sql.data, load_user, m);
+	buf_printf(&sql, "FROM %s", m->src.users_table);
+	int rc = src_query(&m->src, sql.data, 6, migrate_user_row, m);
 	buf_free(&sql);
 	if (rc < 0)
 		return fail(EXIT_FAILED, "cannot read the users of %s: %s", m->src.name,
 			    m->src.error);
+	migrate_users_loaded(m);
+	return EXIT_OK;
+}
+
+void migrate_users_loaded(struct migration *m)
+{
+	if (m->nusers == 0)
+		return; /* users is NULL: qsort must not see it */
 	qsort(m->users, m->nusers, sizeof *m->users, key_order);
 	for (size_t i = 1; i < m->nusers; i++)
 		if (key_order(&m->users[i - 1], &m->users[i]) == 0 &&
@@ -189,5 +209,4 @@ int migrate_load_users(struct migration *m, const struct layout *l)
 			m->users[i].state = LEGACY_FAILED;
 		}
 	mark_collisions(m);
-	return EXIT_OK;
 }

@@ -1,9 +1,11 @@
 /*
  * migrate.h - the parts of weave-admin migrate (admin_migrate.c):
  * reading the source database (admin_migrate_source.c) and the source
- * formats it knows (admin_migrate_minimal.c: Weave Minimal and
- * FSyncMS; admin_migrate_php.c: the original PHP server). Internal to
- * weave-admin; admin.h declares the command.
+ * formats it knows (admin_migrate_minimal.c: FSyncMS; admin_migrate_php.c:
+ * the original PHP server; admin_migrate_files.c: servers with a file per
+ * user, weave-minimal and the PHP server's SQLite engine). Internal to
+ * weave-admin; admin.h declares the command. docs/migration.md tells
+ * admins what each format migrates.
  */
 #ifndef WEAVE_MIGRATE_H
 #define WEAVE_MIGRATE_H
@@ -39,16 +41,26 @@ struct source {
 	sqlite3 *lite;
 	MYSQL *my;
 	char name[512]; /* for messages: never the password */
+	/* Its tables (src_read_layout): names, and quoted for SQL text. */
+	char users_name[72], wbo_name[72], users_table[80], wbo_table[80];
 	char error[512];
 };
 
-/* Run one fixed query and call fn per row. 0, or -1 with s->error set. */
-int src_query(struct source *s, const char *sql, src_row_fn fn, void *ctx);
+/* Run one fixed query of ncols columns (1-16) and call fn per row with
+ * exactly ncols values (a statement of another width is an error, so no
+ * callback sees a short row). Values are bounded: SQLite refuses any
+ * longer than 20 MB, MySQL any row over max_allowed_packet.
+ * 0, or -1 with s->error set. */
+int src_query(struct source *s, const char *sql, size_t ncols, src_row_fn fn, void *ctx);
 
 /*
- * Open the source read-only, in one consistent snapshot: an SQLite file,
- * or mysql://USER[:PASS]@HOST[:PORT]/DB[?socket=PATH] (the password may
- * come from --password-file). EXIT_OK, or an exit code (told).
+ * Open the source read-only, in one consistent snapshot: an SQLite file
+ * (hardened: no triggers, views or untrusted schema functions, values
+ * and heap bounded), or mysql://USER@HOST[:PORT]/DB[?socket=PATH&
+ * tls=off|on|verify&ca=FILE] with the password from --password-file or
+ * $WEAVE_MIGRATE_PASSWORD (one in the URL is refused: ps shows it); TLS
+ * is required and verified for a host other than this one unless
+ * tls= says otherwise. EXIT_OK, or an exit code (told).
  */
 int src_open_sqlite(struct source *s, const char *path);
 int src_open_mysql(struct source *s, const char *url, const struct args *a);
@@ -62,7 +74,7 @@ bool src_number_by_double(const char *text, double scale, int64_t max, int64_t *
 
 /* The names of the source's tables and of the users table's columns. */
 struct name_list {
-	char names[64][65];
+	char names[256][65];
 	size_t n;
 };
 
@@ -72,9 +84,11 @@ struct layout {
 
 bool list_has(const struct name_list *l, const char *name);
 
-/* Read the layout; a source without users and wbo tables is refused
- * (told). EXIT_OK or an exit code. */
-int src_read_layout(struct source *s, struct layout *l);
+/* Read the layout into l and the table names into s: users and wbo, or
+ * FSyncMS fork's PREFIX_users and PREFIX_wbo (need_wbo only). A source
+ * without a users table, or without a wbo table when need_wbo, is
+ * refused (told). EXIT_OK or an exit code. */
+int src_read_layout(struct source *s, struct layout *l, bool need_wbo);
 
 /* ---- the source formats ------------------------------------------------ */
 
@@ -97,9 +111,15 @@ struct migrate_format {
 	void (*release)(void);
 };
 
-extern const struct migrate_format migrate_minimal; /* admin_migrate_minimal.c */
-extern const struct migrate_format migrate_fsyncms; /* admin_migrate_minimal.c */
-extern const struct migrate_format migrate_php;     /* admin_migrate_php.c */
+extern const struct migrate_format migrate_fsyncms;       /* admin_migrate_minimal.c */
+extern const struct migrate_format migrate_php;           /* admin_migrate_php.c */
+extern const struct migrate_format migrate_php_sqlite;    /* admin_migrate_php.c */
+extern const struct migrate_format migrate_weave_minimal; /* admin_migrate_files.c */
+
+/* Shared by the formats that name collections and count seconds. */
+const char *migrate_collection_by_name(const char *user_key, const struct src_value *v,
+				       const char **name, size_t *len);
+const char *migrate_modified_in_seconds(const char *text, int64_t *out);
 
 /* ---- one run (admin_migrate.c, admin_migrate_users.c) ----------------- */
 
@@ -132,10 +152,12 @@ struct legacy_user {
 	int64_t records, max_modified, skipped;
 	struct counters collections;
 	char *why;
+	char *file; /* its SQLite file, for the per-user-file servers */
 };
 
 struct migration {
 	struct source src;
+	char *dir; /* the data directory of a per-user-file server, or NULL */
 	const struct migrate_format *format;
 	bool dry_run, quiet;
 	struct legacy_user *users;
@@ -160,7 +182,36 @@ void migrate_warn(struct migration *m, const char *fmt, ...)
  * code (told). */
 int migrate_load_users(struct migration *m, const struct layout *l);
 
+/* One users row (key, username, hash, email, status, alert) into
+ * m->users, as migrate_load_users() reads them; then, after the last,
+ * migrate_users_loaded() sorts them and marks duplicates and
+ * collisions. For sources without a users table. */
+int migrate_user_row(void *ctx, const struct src_value *row, size_t ncols);
+void migrate_users_loaded(struct migration *m);
+
 /* The legacy account whose users key (wbo.username) is key, or NULL. */
 struct legacy_user *migrate_find_user(struct migration *m, const char *key, size_t len);
+
+/* One record row (username, collection, id, parentid, predecessorid,
+ * sortindex, modified, payload[, ttl in seconds]) into its account,
+ * rows grouped by user; a src_row_fn over a struct migration. */
+int migrate_record(void *ctx, const struct src_value *row, size_t ncols);
+
+/* The account is not migrated: rolled back, reported with why. */
+void migrate_fail_user(struct migration *m, struct legacy_user *u, const char *why);
+
+/* ---- per-user-file servers (admin_migrate_files.c) -------------------- */
+
+/* Whether path is a directory (not a symbolic link to one is fine too). */
+bool migrate_is_directory(const char *path);
+
+/* A data directory: weave-minimal's NAME.HASH files, or the PHP
+ * server's SQLite engine (_users and a/b/c/MD5 files). Chooses the
+ * format (format_opt: --format or NULL) and reads the users.
+ * EXIT_OK or an exit code (told). */
+int migrate_dir_open(struct migration *m, const char *dir, const char *format_opt);
+
+/* Stream every user's file through migrate_record(); EXIT_OK or told. */
+int migrate_dir_records(struct migration *m);
 
 #endif

@@ -246,22 +246,25 @@ static const struct command commands[] = {
 	  OPT(OPT_FROM) | OPT(OPT_FORMAT) | OPT(OPT_PASSWORD_FILE) | OPT(OPT_DRY_RUN) |
 		  OPT(OPT_QUIET),
 	  cmd_migrate,
-	  "--from sqlite:PATH|mysql://USER[:PASS]@HOST[:PORT]/DB\n"
-	  "                      [--format minimal|fsyncms|php] " PW_FILE "\n"
-	  "                      [--dry-run] [--quiet]",
-	  "import users and data from a legacy Weave server database",
-	  "Copy accounts and their records from a Weave Minimal or FSyncMS\n"
-	  "database (SQLite file or MySQL: --format minimal or fsyncms, the same\n"
-	  "schema) or from the original PHP server's MySQL database (--format\n"
-	  "php). Without --format it is guessed from the tables. Timestamps in\n"
-	  "seconds become centiseconds by rounding; PHP collection ids become\n"
-	  "names. Password hashes (MD5, {SSHA}, {SSHA-256}) are kept as they are\n"
-	  "and replaced by scrypt at each user's next login. Each account is\n"
-	  "copied in one transaction; accounts that already exist are skipped,\n"
-	  "so an interrupted run can be repeated. The source is only read. The\n"
-	  "MySQL password may come from --password-file instead of the URL;\n"
-	  "?socket=PATH after the database name connects through a Unix socket.\n"
-	  "--dry-run reports the users and records per collection it would copy." },
+	  "--from SOURCE\n"
+	  "                      [--format fsyncms|php|weave-minimal]\n"
+	  "                      " PW_FILE " [--dry-run] [--quiet]",
+	  "import users and data from an older Weave server",
+	  "SOURCE is sqlite:FILE, sqlite:DIRECTORY or\n"
+	  "mysql://USER@HOST[:PORT]/DATABASE[?OPTIONS].\n"
+	  "Copy accounts, password hashes, e-mail and records from FSyncMS (an\n"
+	  "SQLite file or MySQL, either fork; --format fsyncms, or its old name\n"
+	  "minimal), the original PHP server (MySQL, or the directory of its\n"
+	  "SQLite engine; --format php) or weave-minimal (its data directory;\n"
+	  "--format weave-minimal). Without --format it is guessed. MD5, bcrypt,\n"
+	  "{SSHA}, scrypt and weave-minimal's hashes are kept and replaced by\n"
+	  "scrypt at each user's first login; a hash over the KDF caps is not\n"
+	  "copied. Each account is one transaction; existing ones are skipped,\n"
+	  "so a run can be repeated. The source is only read. The MySQL\n"
+	  "password comes from --password-file or WEAVE_MIGRATE_PASSWORD, never\n"
+	  "the URL; OPTIONS: socket=PATH, tls=off|on|verify (verify is the\n"
+	  "default for another host), ca=FILE, joined by &. --dry-run reports\n"
+	  "what it would copy. See docs/migration.md." },
 
 	{ "backoff", 1, 1, 0, cmd_backoff, "SECONDS|off|default",
 	  "send X-Weave-Backoff on every response",

@@ -232,6 +232,116 @@ START_TEST(test_other_bad_hash)
 }
 END_TEST
 
+/* ---- bcrypt (FSyncMS) and weave-minimal ---------------------------------- */
+
+START_TEST(test_legacy_bcrypt)
+{
+	/* The published vector of OpenBSD's and John the Ripper's bcrypt
+	 * tests ("U*U"), then python3's crypt.crypt() with each prefix. */
+	ck_assert_int_eq(verify("U*U", "$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW",
+				COST), PASSWORD_OK_REHASH);
+	ck_assert_int_eq(verify("U*V", "$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW",
+				COST), PASSWORD_MISMATCH);
+	ck_assert_int_eq(verify("password", "$2y$05$abcdefghijklmnopqrstuuWG29KuyeAicPCJODk1zjyGvyQUU2awu",
+				COST), PASSWORD_OK_REHASH);
+	ck_assert_int_eq(verify("passwore", "$2y$05$abcdefghijklmnopqrstuuWG29KuyeAicPCJODk1zjyGvyQUU2awu",
+				COST), PASSWORD_MISMATCH);
+	ck_assert_int_eq(verify("caf\xc3\xa9 ok", "$2b$04$ABCDEFGHIJKLMNOPQRSTUudhHK41gkMNGUerPdPFvUmCdd/eE5el.",
+				COST), PASSWORD_OK_REHASH);
+	ck_assert_int_eq(verify("password", "$2a$04$012345678901234567890uMvmubphsJ8Q1qwTFNdkcxxmiX0fmA0W",
+				COST), PASSWORD_OK_REHASH);
+	/* A NUL cannot reach crypt_r: never a match. */
+	ck_assert_int_eq(password_verify("password\0x", 10,
+					 "$2y$05$abcdefghijklmnopqrstuuWG29KuyeAicPCJODk1zjyGvyQUU2awu",
+					 COST), PASSWORD_MISMATCH);
+}
+END_TEST
+
+START_TEST(test_bcrypt_cost_capped)
+{
+	/* Cost 15 and 31 are refused before any work (31 would run for days). */
+	static const char *const bad[] = {
+		"$2y$15$abcdefghijklmnopqrstuuWG29KuyeAicPCJODk1zjyGvyQUU2awu",
+		"$2y$31$abcdefghijklmnopqrstuuWG29KuyeAicPCJODk1zjyGvyQUU2awu",
+		"$2y$03$abcdefghijklmnopqrstuuWG29KuyeAicPCJODk1zjyGvyQUU2awu",
+		"$2y$5$abcdefghijklmnopqrstuuWG29KuyeAicPCJODk1zjyGvyQUU2awu",
+		"$2y$05$abcdefghijklmnopqrstuuWG29KuyeAicPCJODk1zjyGvyQUU2aw",
+		"$2y$05$abcdefghijklmnopqrstuuWG29KuyeAicPCJODk1zjyGvyQUU2awuu",
+		"$2y$05$abcdefghijklmnopqrstuuWG29KuyeAicPCJODk1zjyGvyQUU2aw!",
+		"$2x$05$abcdefghijklmnopqrstuuWG29KuyeAicPCJODk1zjyGvyQUU2awu",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		ck_assert_msg(verify("password", bad[i], COST) == PASSWORD_BAD_HASH, "%s", bad[i]);
+		ck_assert_msg(password_hash_problem(bad[i]) != NULL, "%s", bad[i]);
+	}
+	ck_assert_str_eq(password_hash_problem(bad[0]), "its bcrypt cost is not 4-14");
+	ck_assert_ptr_null(password_hash_problem(
+		"$2y$14$abcdefghijklmnopqrstuuWG29KuyeAicPCJODk1zjyGvyQUU2awu"));
+}
+END_TEST
+
+START_TEST(test_legacy_weave_minimal)
+{
+	/* python3: hashlib.sha1((SALT + "password").encode()).hexdigest()[:16]
+	 * with weave-minimal's SALT, a raw string of 69 characters. */
+	ck_assert_int_eq(verify("password", "$weave-minimal$5604ecc1faac78eb", COST),
+			 PASSWORD_OK_REHASH);
+	ck_assert_int_eq(verify("password", "$weave-minimal$5604ECC1FAAC78EB", COST),
+			 PASSWORD_OK_REHASH);
+	ck_assert_int_eq(verify("caf\xc3\xa9", "$weave-minimal$e9e79f161b4e05fa", COST),
+			 PASSWORD_OK_REHASH);
+	ck_assert_int_eq(verify("Password", "$weave-minimal$5604ecc1faac78eb", COST),
+			 PASSWORD_MISMATCH);
+	ck_assert_int_eq(verify("password", "$weave-minimal$5604ecc1faac78e", COST),
+			 PASSWORD_BAD_HASH);
+	ck_assert_int_eq(verify("password", "$weave-minimal$5604ecc1faac78ebb", COST),
+			 PASSWORD_BAD_HASH);
+	ck_assert_int_eq(verify("password", "$weave-minimal$5604ecc1faac78eg", COST),
+			 PASSWORD_BAD_HASH);
+}
+END_TEST
+
+START_TEST(test_scrypt_memory_capped)
+{
+	/* Each within the old 1 GiB product but over 32 MiB of memory: the
+	 * kind of hash that took weave.fcgi to gigabytes. */
+	static const char *const huge[] = {
+		"$scrypt$ln=20,r=1,p=1$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw=",
+		"$scrypt$ln=16,r=8,p=1$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw=",
+		"$scrypt$ln=15,r=32,p=1$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw=",
+		"$scrypt$ln=22,r=2,p=1$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw=",
+	};
+	for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++) {
+		ck_assert_msg(verify("password", huge[i], COST) == PASSWORD_BAD_HASH, "%s", huge[i]);
+		ck_assert_str_eq(password_hash_problem(huge[i]),
+				 "its scrypt memory (128 * r * 2^ln) is over 32 MiB");
+	}
+	/* 32 MiB exactly, and our own dearest setting, pass the check. */
+	ck_assert_ptr_null(password_hash_problem(
+		"$scrypt$ln=15,r=8,p=1$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw="));
+	ck_assert_ptr_null(password_hash_problem(
+		"$scrypt$ln=14,r=8,p=64$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw="));
+	ck_assert_ptr_nonnull(password_hash_problem(
+		"$scrypt$ln=15,r=8,p=64$MDEyMzQ1Njc4OWFiY2RlZg==$ZEBCzLptWM7dhpNJDU2HbQ945ovKHmVEozHkePPbSqw="));
+}
+END_TEST
+
+START_TEST(test_hash_problem_names_each_scheme)
+{
+	char fresh[PASSWORD_HASH_MAX];
+	ck_assert_int_eq(password_hash("password", 8, COST, fresh, sizeof fresh), 0);
+	ck_assert_ptr_null(password_hash_problem(fresh));
+	ck_assert_ptr_null(password_hash_problem("5f4dcc3b5aa765d61d8327deb882cf99"));
+	ck_assert_ptr_null(password_hash_problem("{SSHA-256}abcd"));
+	ck_assert_ptr_null(password_hash_problem("$weave-minimal$5604ecc1faac78eb"));
+	ck_assert_ptr_nonnull(password_hash_problem(NULL));
+	ck_assert_ptr_nonnull(password_hash_problem(""));
+	ck_assert_ptr_nonnull(password_hash_problem("plain"));
+	ck_assert_ptr_nonnull(password_hash_problem("$weave-minimal$xyz"));
+	ck_assert_ptr_nonnull(password_hash_problem("$scrypt$ln=10,r=8,p=1$$"));
+}
+END_TEST
+
 /* ---- legacy hashes ---------------------------------------------------- */
 
 START_TEST(test_legacy_md5)
@@ -417,12 +527,17 @@ Suite *password_suite(void)
 	tcase_add_test(tc, test_scrypt_tampered);
 	tcase_add_test(tc, test_scrypt_bad_hash);
 	tcase_add_test(tc, test_other_bad_hash);
+	tcase_add_test(tc, test_scrypt_memory_capped);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("legacy");
 	tcase_add_test(tc, test_legacy_md5);
 	tcase_add_test(tc, test_legacy_ssha);
 	tcase_add_test(tc, test_legacy_ssha_bad);
+	tcase_add_test(tc, test_legacy_bcrypt);
+	tcase_add_test(tc, test_bcrypt_cost_capped);
+	tcase_add_test(tc, test_legacy_weave_minimal);
+	tcase_add_test(tc, test_hash_problem_names_each_scheme);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("strength");
