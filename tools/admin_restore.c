@@ -286,8 +286,12 @@ static struct json_object *parse_json(struct restore *s)
 	if (o == NULL || json_tokener_get_error(s->tok) != json_tokener_success ||
 	    json_tokener_get_parse_end(s->tok) != line->len) {
 		json_object_put(o);
-		fail(EXIT_FAILED, "%s:%zu: not one JSON object per line: the file is "
-		     "damaged", s->file, s->at.line_no);
+		if (s->at.line_no == 1)
+			fail(EXIT_FAILED, "%s: not a weave-admin backup (its first line is "
+			     "no JSON object)", s->file);
+		else
+			fail(EXIT_FAILED, "%s:%zu: not one JSON object per line: the file "
+			     "is damaged", s->file, s->at.line_no);
 		return NULL;
 	}
 	return o;

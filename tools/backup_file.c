@@ -124,11 +124,16 @@ static ssize_t gz_read(void *src, char *out, size_t cap)
 {
 	struct backup_reader *r = src;
 	int n = gzread(r->gz, out, (unsigned)cap);
+	int err = Z_OK;
+	const char *msg = gzerror(r->gz, &err);
 	if (n < 0) {
-		int err = 0;
-		const char *msg = gzerror(r->gz, &err);
 		snprintf(r->why, sizeof r->why, "%s",
 			 err == Z_ERRNO ? strerror(errno) : msg);
+		return -1;
+	}
+	/* zlib's end of file in the middle of a gzip stream. */
+	if (n == 0 && err == Z_BUF_ERROR) {
+		snprintf(r->why, sizeof r->why, "the file ends inside its compressed data");
 		return -1;
 	}
 	return n;
