@@ -1111,3 +1111,6 @@ def test_bash_completion():
     assert complete("weave-admin", "user", "list", "--sort", "''") == ["name", "usage",
                                                                        "activity"]
     assert "--dry-run" in complete("weave-admin", "migrate", "--")
+    assert {"--user", "--users-file", "--replace", "--dry-run"} <= set(
+        complete("weave-admin", "restore", "--"))
+    assert set(complete("weave-admin", "ba")) == {"backoff", "backup"}
