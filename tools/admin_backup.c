@@ -308,6 +308,9 @@ int cmd_backup(const struct args *a)
 	char *tmp = NULL;
 	double started = monotonic_seconds();
 
+	if (strcmp(file, "-") == 0)
+		return usage_error("a backup goes to a FILE, not standard output: it is "
+				   "written beside it and renamed when whole");
 	if (!has_opt(a, OPT_FORCE) && stat(file, &sb) == 0)
 		return fail(EXIT_FAILED, "%s exists: give --force to replace it", file);
 	int rc = backup_names_get(a, &names);

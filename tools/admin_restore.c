@@ -420,6 +420,9 @@ int cmd_restore(const struct args *a)
 	struct restore s = { .file = a->pos[0], .replace = has_opt(a, OPT_REPLACE),
 			     .at = { .file = a->pos[0] } };
 	double started = monotonic_seconds();
+	if (strcmp(s.file, "-") == 0)
+		return usage_error("restore reads a FILE twice (it checks it whole before "
+				   "writing): standard input will not do");
 	int rc = backup_names_get(a, &s.only);
 	if (rc != EXIT_OK)
 		return rc;

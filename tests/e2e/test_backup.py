@@ -294,8 +294,10 @@ def test_restore_over_a_running_server_refuses_then_replaces_and_drops_kept_rows
 
 
 def test_backup_and_restore_usage_errors():
-    p = run(weave.CONFIG, "backup")
-    assert p.returncode == 2, p
+    for cmd in ("backup", "restore"):
+        assert run(weave.CONFIG, cmd).returncode == 2
+        p = run(weave.CONFIG, cmd, "-")
+        assert p.returncode == 2 and "FILE" in p.stderr, p
     target = os.path.join(TMP, "exists.wbk")
     open(target, "w").close()
     p = run(weave.CONFIG, "backup", target)
