@@ -34,7 +34,7 @@ struct restore {
 	/* the account the lines now belong to */
 	bool in_account, selected;
 	char username[USERNAME_MAX + 1];
-	int64_t user_id, last_write;
+	int64_t user_id, last_write, newest; /* newest: of its records' modified */
 	/* pass 1: accounts chosen, and those that exist already */
 	int64_t selected_accounts, conflicts;
 	struct buf conflict_names;
@@ -68,9 +68,13 @@ static int finish_account(struct restore *s)
 	if (!s->apply || !s->in_account || !s->selected)
 		return EXIT_OK;
 	enum db_status st = flush_rows(s);
-	/* After the records, as the server's writes do: stamps stay above. */
+	/* After the records, as the server's writes do. A backup's clock is
+	 * never below its records; a file that says otherwise gets the newest
+	 * record's, so new writes are still stamped above every record. */
 	if (st == DB_OK)
-		st = db_user_set_last_write(s->user_id, s->last_write);
+		st = db_user_set_last_write(s->user_id, s->last_write > s->newest
+								? s->last_write
+								: s->newest);
 	if (st == DB_OK)
 		st = db_commit();
 	else
@@ -150,6 +154,7 @@ static int on_account(struct restore *s, struct json_object *o)
 		return rc;
 	snprintf(s->username, sizeof s->username, "%s", acc.username);
 	s->last_write = acc.last_write;
+	s->newest = 0;
 	if (i >= 0)
 		s->only.at[i].seen = true;
 	s->selected_accounts++;
@@ -191,6 +196,8 @@ static int on_record(struct restore *s, struct json_object *o)
 	int rc = restore_parse_record(&s->at, o, &s->rows[s->nrows]);
 	if (rc != EXIT_OK || !s->apply)
 		return rc;
+	if (s->rows[s->nrows].row.modified > s->newest)
+		s->newest = s->rows[s->nrows].row.modified;
 	s->held[s->nrows++] = json_object_get(o);
 	s->done[BL_RECORD]++;
 	if (s->nrows < DB_INSERT_CHUNK)

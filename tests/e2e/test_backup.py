@@ -317,3 +317,48 @@ def test_backup_and_restore_usage_errors():
     for cmd in ("backup", "restore"):
         h = ok(weave.CONFIG, cmd, "--help").stdout
         assert "--user" in h and "--users-file" in h, h
+
+
+def hand_made(path, account, records):
+    """A backup file written from docs/backup.md alone: header, lines,
+    trailer with the counts and the SHA-256 of everything before it."""
+    import hashlib
+    lines = [{"weave_backup": 1, "schema": 1, "server": "by hand", "created": 1,
+              "created_utc": "1970-01-01T00:00:01Z", "database": "x", "scope": "accounts",
+              "accounts": 1},
+             {"t": "account", **account}] + [{"t": "record", **r} for r in records]
+    body = b"".join(json.dumps(l, separators=(",", ":")).encode() + b"\n" for l in lines)
+    trailer = {"t": "end", "accounts": 1, "nodes": 0, "records": len(records),
+               "versions": 0, "writes": 0, "usages": 0,
+               "sha256": hashlib.sha256(body).hexdigest()}
+    with open(path, "wb") as f:
+        f.write(gzip.compress(body + json.dumps(trailer).encode() + b"\n"))
+
+
+def test_a_hand_made_backup_is_checked_like_client_input():
+    name, pw = new_user("bkhand")
+    stored = weave.sql(f"SELECT password_hash FROM users WHERE username = '{name}'")[0][0]
+    now = int(time.time() * 100)
+    account = {"username": name + "c", "password_hash": stored, "email": None, "status": 1,
+               "quota_kb": None, "node": None, "alert": None, "last_write": 0, "created": 5}
+    record = {"collection": "forms", "id": "f", "parentid": None, "predecessorid": None,
+              "sortindex": None, "modified": now - 1000, "expires": None, "payload": "p"}
+    conf = config_for(fresh_database("hand"))
+    path = os.path.join(TMP, "hand.wbk")
+    for key, value, why in (("id", "a/b", "printable ASCII"),
+                            ("sortindex", 10 ** 9, "out of range"),
+                            ("modified", now + 3600 * 100, "ahead of this server's clock")):
+        hand_made(path, account, [{**record, key: value}])
+        p = run(conf, "restore", path)
+        assert p.returncode == 1 and f':3: "{key}"' in p.stderr and why in p.stderr, p
+        assert json.loads(ok(conf, "user", "list", "--json").stdout) == []
+    for key, value in (("username", "Upper"), ("email", "not-an-address"),
+                       ("node", "ftp://x/"), ("status", 2), ("created", 10 ** 12)):
+        hand_made(path, {**account, key: value}, [record])
+        p = run(conf, "restore", path)
+        assert p.returncode == 1 and f':2: "{key}"' in p.stderr, (key, p.stderr)
+    # A clock below its records: the restored account's is the newest record's.
+    hand_made(path, account, [record])
+    ok(conf, "restore", path)
+    got = show(conf, name + "c")
+    assert got["last_write"] == round((now - 1000) / 100, 2) and got["created"] == 5, got
