@@ -104,8 +104,8 @@ static enum db_status create_account(struct restore *s, const struct backup_acco
 	struct user old;
 	enum db_status st = db_user_get(acc->username, USER_LOCK_EXCLUSIVE, &old);
 	if (st == DB_OK) {
-		/* Pass 1 refused existing accounts unless --replace. */
-		st = db_user_delete(old.id);
+		/* Without --replace, pass 1 found none: this one signed up since. */
+		st = s->replace ? db_user_delete(old.id) : DB_CONFLICT;
 		user_free(&old);
 	} else if (st == DB_NOT_FOUND) {
 		st = DB_OK;
@@ -166,6 +166,9 @@ static int on_account(struct restore *s, struct json_object *o)
 	if (st != DB_OK) {
 		db_rollback();
 		s->in_account = false;
+		if (st == DB_CONFLICT)
+			return fail(EXIT_FAILED, "account %s was created while restore ran; "
+				    "it is kept, the backup's is not restored", acc.username);
 		return db_fail(st, "creating the account");
 	}
 	return EXIT_OK;

@@ -362,3 +362,21 @@ def test_a_hand_made_backup_is_checked_like_client_input():
     ok(conf, "restore", path)
     got = show(conf, name + "c")
     assert got["last_write"] == round((now - 1000) / 100, 2) and got["created"] == 5, got
+
+
+def test_a_users_file_chooses_the_accounts_of_a_backup_and_a_restore():
+    names = [new_user("bkfile")[0] for _ in range(3)]
+    listing = os.path.join(TMP, "names.txt")
+    with open(listing, "w") as f:
+        f.write(f"# moving to the new server\n{names[0]}\n\n  {names[1].upper()}  \n")
+    path = os.path.join(TMP, "file.wbk")
+    summary = json.loads(ok(weave.CONFIG, "backup", path, "--users-file", listing,
+                            "--json").stdout)
+    assert summary["accounts"] == 2 and summary["nodes"] == 0, summary
+    conf = config_for(fresh_database("file"))
+    p = ok(conf, "restore", path, "--user", names[1], "--json")
+    assert json.loads(p.stdout)["accounts"] == 1, p.stdout
+    listed = [u["username"] for u in json.loads(ok(conf, "user", "list", "--json").stdout)]
+    assert listed == [names[1]], listed
+    p = run(conf, "restore", path, "--user", names[2])
+    assert p.returncode == 1 and f"holds no account {names[2]}" in p.stderr, p
