@@ -239,8 +239,10 @@ static const struct command commands[] = {
 	  "account's last write is raised to the newest imported timestamp." },
 	{ "backup", 1, 1,
 	  OPT(OPT_USER) | OPT(OPT_USERS_FILE) | OPT(OPT_FORCE) | OPT(OPT_QUIET) | OPT(OPT_JSON),
-	  cmd_backup, "FILE [--user NAME[,NAME...]] [--users-file FILE] [--force] [--json]",
-	  "back up the whole server or chosen accounts, consistent while it runs",
+	  cmd_backup,
+	  "FILE [--user NAME[,NAME...]]\n"
+	  "                      [--users-file FILE] [--force] [--quiet] [--json]",
+	  "the whole server or chosen accounts, in one consistent snapshot",
 	  "Write every account (password hash, e-mail, quota, status, alert,\n"
 	  "node), its records and record history, and the nodes table, to FILE:\n"
 	  "gzip'd JSON lines with a header and a checksummed trailer\n"
@@ -254,8 +256,9 @@ static const struct command commands[] = {
 	  OPT(OPT_USER) | OPT(OPT_USERS_FILE) | OPT(OPT_REPLACE) | OPT(OPT_DRY_RUN) |
 		  OPT(OPT_QUIET) | OPT(OPT_JSON),
 	  cmd_restore,
-	  "FILE [--user NAME[,NAME...]] [--users-file FILE] [--replace] [--dry-run] [--json]",
-	  "restore a backup file: accounts with their passwords, records, history",
+	  "FILE [--user NAME[,NAME...]]\n"
+	  "                      [--users-file FILE] [--replace] [--dry-run] [--json]",
+	  "restore a backup: accounts, passwords, records, history",
 	  "Read FILE twice: first check every line, the counts and the checksum\n"
 	  "(a truncated or damaged file is refused before anything is written)\n"
 	  "and refuse if an account exists already, unless --replace; then\n"
