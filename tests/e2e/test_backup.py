@@ -12,6 +12,7 @@ import gzip
 import json
 import os
 import secrets
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -22,6 +23,7 @@ import weave
 from weave import new_user, request
 
 TMP = tempfile.mkdtemp(prefix="weave-backup-test.")
+atexit.register(shutil.rmtree, TMP, True)      # backups hold password hashes
 _servers = {}
 
 
