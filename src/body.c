@@ -58,6 +58,28 @@ struct json_object *body_parse_json(const struct request *req,
 	return obj;
 }
 
+/*
+ * The length the client declared, as Apache saw it: apache/weave.conf
+ * copies the Content-Length header into WEAVE_CONTENT_LENGTH before
+ * LimitRequestBody can refuse the body, because Apache then hands us an
+ * empty body with CONTENT_LENGTH 0. -1 when absent or not a number.
+ */
+static int64_t apache_declared_length(const struct request *req)
+{
+	const char *v = request_env(req, "WEAVE_CONTENT_LENGTH");
+	int64_t n = -1;
+	if (v == NULL || parse_int64(v, 0, INT64_MAX, &n) < 0)
+		return -1;
+	return n;
+}
+
+static int too_large(struct response *resp, int64_t declared, size_t limit)
+{
+	log_info("request body of %lld bytes is over max_request_bytes (%zu)",
+		 (long long)declared, limit);
+	return resp_error(resp, 413, WEAVE_ERR_SIZE_LIMIT);
+}
+
 int body_read(struct request *req, struct response *resp)
 {
 	const struct config *cfg = req->cfg;
@@ -71,9 +93,11 @@ int body_read(struct request *req, struct response *resp)
 		return -1;
 	}
 	if (declared > (int64_t)limit) {
-		log_info("request body of %lld bytes is over max_request_bytes (%zu)",
-			 (long long)declared, limit);
-		resp_error(resp, 413, WEAVE_ERR_SIZE_LIMIT);
+		too_large(resp, declared, limit);
+		return -1;
+	}
+	if (apache_declared_length(req) > (int64_t)limit) {
+		too_large(resp, apache_declared_length(req), limit);
 		return -1;
 	}
 	size_t want = declared >= 0 ? (size_t)declared : limit + 1;

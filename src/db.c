@@ -262,6 +262,17 @@ enum db_status db_begin(void)
 	return st;
 }
 
+enum db_status db_begin_snapshot(void)
+{
+	/* The session default is READ COMMITTED; this applies to the next
+	 * transaction only. */
+	enum db_status st = db_exec_text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+	if (st == DB_OK)
+		st = db_exec_text("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY");
+	in_transaction = st == DB_OK;
+	return st;
+}
+
 enum db_status db_commit(void)
 {
 	if (!in_transaction)

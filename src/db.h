@@ -63,6 +63,12 @@ enum db_status db_connect(void);
 void db_disconnect(void);
 
 enum db_status db_begin(void);
+/*
+ * A read-only REPEATABLE READ transaction whose snapshot is taken now:
+ * every later read in it sees the database as of this moment, whatever
+ * commits meanwhile (weave-admin backup). End it with db_commit().
+ */
+enum db_status db_begin_snapshot(void);
 enum db_status db_commit(void);
 void db_rollback(void);
 bool db_in_transaction(void);

@@ -70,6 +70,8 @@ enum admin_opt {
 	OPT_SINCE,         /* --since TIME */
 	OPT_AS_OF,         /* --as-of TIME */
 	OPT_KEEP_NEWER,    /* --keep-newer */
+	OPT_USER,          /* --user NAME[,NAME...] (backup, restore) */
+	OPT_USERS_FILE,    /* --users-file FILE|- (backup, restore) */
 	OPT__MAX
 };
 
@@ -246,6 +248,10 @@ int cmd_purge(const struct args *a);
 int cmd_stats(const struct args *a);
 int cmd_export(const struct args *a);
 int cmd_import(const struct args *a);
+
+/* admin_backup.c, admin_restore.c: the whole server or chosen accounts */
+int cmd_backup(const struct args *a);
+int cmd_restore(const struct args *a);
 
 /* admin_history.c: record history, undoing a stale device */
 int cmd_user_history(const struct args *a);

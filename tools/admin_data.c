@@ -1,7 +1,8 @@
 /*
  * admin_data.c - weave-admin purge, stats, export and import: the records themselves.
  * Over 600 lines: four commands that walk the records in batches with one
- * progress display; export and import share the line format, kept together.
+ * progress display; export and import share the line format (records.h),
+ * which backup and restore use too.
  */
 #include <errno.h>
 #include <signal.h>
@@ -21,6 +22,8 @@
 #include "db_storage.h"
 #include "db_throttle.h"
 #include "db_user.h"
+#include "line_reader.h"
+#include "records.h"
 #include "util.h"
 #include "wbo.h"
 
@@ -31,7 +34,10 @@
 /* MEDIUMBLOB holds at most 2^24 - 1 bytes; an escaped line is longer. */
 #define PAYLOAD_MAX 16777215
 #define LINE_MAX_BYTES (8 * (size_t)PAYLOAD_MAX)
-#define MODIFIED_MAX INT64_C(99999999999999)
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+/* The API's id rule (validate_wbo_id), as a refusal says it. */
+#define ID_RULE "must be 1-64 printable ASCII bytes without '/' or ','"
 
 static void pause_ms(int64_t ms)
 {
@@ -316,9 +322,9 @@ int cmd_stats(const struct args *a)
  * server escapes them, integers for modified and expires: the same rows
  * always give the same bytes.
  */
-static int record_line(struct buf *out, const struct db_record *r)
+int record_line_keys(struct buf *out, const struct db_record *r)
 {
-	int rc = buf_puts(out, "{\"collection\":");
+	int rc = buf_puts(out, "\"collection\":");
 	if (rc == 0)
 		rc = wbo_json_escape(out, r->collection, r->collection_len);
 	if (rc == 0)
@@ -351,9 +357,15 @@ static int record_line(struct buf *out, const struct db_record *r)
 	if (rc == 0)
 		rc = r->row.payload ? wbo_json_escape(out, r->row.payload, r->row.payload_len)
 				: buf_puts(out, "null");
-	if (rc == 0)
-		rc = buf_puts(out, "}\n");
 	return rc;
+}
+
+int record_line(struct buf *out, const struct db_record *r)
+{
+	int rc = buf_putc(out, '{');
+	if (rc == 0)
+		rc = record_line_keys(out, r);
+	return rc == 0 ? buf_puts(out, "}\n") : rc;
 }
 
 struct export_ctx {
@@ -494,6 +506,28 @@ static const char *optional_string(struct json_object *o, const char *key,
 	return NULL;
 }
 
+static bool key_known(const char *k, const char *const *list)
+{
+	for (size_t i = 0; list != NULL && list[i] != NULL; i++)
+		if (strcmp(k, list[i]) == 0)
+			return true;
+	return false;
+}
+
+int64_t modified_limit(void)
+{
+	return now_centiseconds() + MODIFIED_SKEW_SECONDS * 100;
+}
+
+const char *stamp_refusal(int64_t centiseconds)
+{
+	if (centiseconds <= modified_limit())
+		return NULL;
+	return "is ahead of this server's clock by more than "
+	       STRINGIFY(MODIFIED_SKEW_SECONDS) " s (every later write would be "
+	       "stamped after it)";
+}
+
 static const char *optional_int(struct json_object *o, const char *key, int64_t min,
 				int64_t max, bool *present, int64_t *out)
 {
@@ -512,7 +546,8 @@ static const char *optional_int(struct json_object *o, const char *key, int64_t 
 }
 
 /* Check one parsed line and fill *r (pointing into o). */
-static int parse_record(struct import_ctx *c, struct json_object *o, struct db_record *r)
+int record_parse(const char *file, size_t line_no, struct json_object *o,
+		 const char *const *extra, struct db_record *r)
 {
 	static const char *const known[] = { "collection", "id", "parentid",
 					     "predecessorid", "sortindex", "modified",
@@ -523,16 +558,13 @@ static int parse_record(struct import_ctx *c, struct json_object *o, struct db_r
 
 	memset(r, 0, sizeof *r);
 	if (!json_object_is_type(o, json_type_object))
-		return fail(EXIT_FAILED, "%s:%zu: not a JSON object", c->file, c->line_no);
+		return fail(EXIT_FAILED, "%s:%zu: not a JSON object", file, line_no);
 	json_object_object_foreach(o, k, val)
 	{
 		(void)val;
-		bool ok = false;
-		for (size_t i = 0; known[i] != NULL; i++)
-			ok = ok || strcmp(k, known[i]) == 0;
-		if (!ok)
-			return fail(EXIT_FAILED, "%s:%zu: unknown key \"%s\"", c->file,
-				    c->line_no, k);
+		if (!key_known(k, known) && !key_known(k, extra))
+			return fail(EXIT_FAILED, "%s:%zu: unknown key \"%s\"", file,
+				    line_no, k);
 	}
 	if ((why = optional_string(o, key = "collection", COLLECTION_MAX, &r->collection,
 				   &r->collection_len)) == NULL &&
@@ -540,22 +572,29 @@ static int parse_record(struct import_ctx *c, struct json_object *o, struct db_r
 		why = "must be a collection name ([A-Za-z0-9._-]{1,32})";
 	if (why == NULL &&
 	    (why = optional_string(o, key = "id", WBO_ID_MAX, &r->row.id, &r->row.id_len)) == NULL &&
-	    (r->row.id == NULL || r->row.id_len == 0 || memchr(r->row.id, '\0', r->row.id_len) != NULL))
-		why = "must be a string of 1-64 bytes";
+	    (r->row.id == NULL || !validate_wbo_id(r->row.id, r->row.id_len)))
+		why = ID_RULE;
+	if (why == NULL &&
+	    (why = optional_string(o, key = "parentid", WBO_ID_MAX, &r->row.parentid,
+				   &r->row.parentid_len)) == NULL &&
+	    r->row.parentid != NULL && !validate_wbo_id(r->row.parentid, r->row.parentid_len))
+		why = ID_RULE;
+	if (why == NULL &&
+	    (why = optional_string(o, key = "predecessorid", WBO_ID_MAX,
+				   &r->row.predecessorid, &r->row.predecessorid_len)) == NULL &&
+	    r->row.predecessorid != NULL &&
+	    !validate_wbo_id(r->row.predecessorid, r->row.predecessorid_len))
+		why = ID_RULE;
 	if (why == NULL)
-		why = optional_string(o, key = "parentid", WBO_ID_MAX, &r->row.parentid,
-				      &r->row.parentid_len);
-	if (why == NULL)
-		why = optional_string(o, key = "predecessorid", WBO_ID_MAX,
-				      &r->row.predecessorid, &r->row.predecessorid_len);
-	if (why == NULL)
-		why = optional_int(o, key = "sortindex", INT32_MIN, INT32_MAX,
+		why = optional_int(o, key = "sortindex", -SORTINDEX_LIMIT, SORTINDEX_LIMIT,
 				   &r->row.has_sortindex, &r->row.sortindex);
 	if (why == NULL &&
-	    (why = optional_int(o, key = "modified", 0, MODIFIED_MAX, &present,
+	    (why = optional_int(o, key = "modified", 0, INT64_MAX, &present,
 				&r->row.modified)) == NULL &&
 	    !present)
 		why = "is missing (integer centiseconds)";
+	if (why == NULL)
+		why = stamp_refusal(r->row.modified);
 	if (why == NULL &&
 	    (why = optional_int(o, key = "expires", 1, INT64_MAX, &present, &v)) == NULL)
 		r->expires = present ? v : DB_RECORD_NEVER;
@@ -563,7 +602,7 @@ static int parse_record(struct import_ctx *c, struct json_object *o, struct db_r
 		why = optional_string(o, key = "payload", PAYLOAD_MAX, &r->row.payload,
 				      &r->row.payload_len);
 	if (why != NULL)
-		return fail(EXIT_FAILED, "%s:%zu: \"%s\" %s", c->file, c->line_no, key, why);
+		return fail(EXIT_FAILED, "%s:%zu: \"%s\" %s", file, line_no, key, why);
 	return EXIT_OK;
 }
 
@@ -585,29 +624,26 @@ static enum db_status flush_rows(struct import_ctx *c, int64_t user_id)
 static int import_lines(FILE *in, struct import_ctx *c, int64_t user_id,
 			struct progress *p)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	int64_t bytes = 0;
+	struct line_reader *lr = xmalloc(sizeof *lr);
+	struct buf line;
+	enum line_result lres;
 	int rc = EXIT_OK;
 	struct json_tokener *tok = json_tokener_new();
 
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	while (rc == EXIT_OK && (len = getline(&line, &cap, in)) >= 0) {
+	line_reader_init(lr, line_read_stdio, in);
+	buf_init(&line, LINE_MAX_BYTES);
+	while (rc == EXIT_OK && (lres = line_reader_next(lr, &line)) == LINE_OK) {
 		c->line_no++;
-		bytes += len;
-		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		size_t len = line.len;
+		while (len > 0 && line.data[len - 1] == '\r')
 			len--;
 		if (len == 0)
 			continue;
-		if ((size_t)len > LINE_MAX_BYTES) {
-			rc = fail(EXIT_FAILED, "%s:%zu: line too long", c->file, c->line_no);
-			break;
-		}
 		json_tokener_reset(tok);
-		struct json_object *o = json_tokener_parse_ex(tok, line, (int)len);
+		struct json_object *o = json_tokener_parse_ex(tok, line.data, (int)len);
 		if (o == NULL || json_tokener_get_error(tok) != json_tokener_success ||
-		    json_tokener_get_parse_end(tok) != (size_t)len) {
+		    json_tokener_get_parse_end(tok) != len) {
 			json_object_put(o);
 			rc = fail(EXIT_FAILED, "%s:%zu: not one JSON object per line (%s)",
 				  c->file, c->line_no,
@@ -615,7 +651,7 @@ static int import_lines(FILE *in, struct import_ctx *c, int64_t user_id,
 			break;
 		}
 		c->held[c->n] = o;
-		rc = parse_record(c, o, &c->rows[c->n]);
+		rc = record_parse(c->file, c->line_no, o, NULL, &c->rows[c->n]);
 		c->n++;
 		if (rc != EXIT_OK)
 			break;
@@ -627,9 +663,12 @@ static int import_lines(FILE *in, struct import_ctx *c, int64_t user_id,
 			if (st != DB_OK)
 				rc = db_fail(st, "inserting records");
 		}
-		progress_update(p, p->total > 0 ? bytes : c->count);
+		progress_update(p, p->total > 0 ? lr->consumed : c->count);
 	}
-	if (rc == EXIT_OK && ferror(in))
+	if (rc == EXIT_OK && lres == LINE_TOO_LONG)
+		rc = fail(EXIT_FAILED, "%s:%zu: line too long (over %zu bytes): not an "
+			  "export file", c->file, c->line_no + 1, (size_t)LINE_MAX_BYTES);
+	else if (rc == EXIT_OK && lres == LINE_ERROR)
 		rc = fail(EXIT_FAILED, "cannot read %s: %s", c->file, strerror(errno));
 	if (rc == EXIT_OK) {
 		enum db_status st = flush_rows(c, user_id);
@@ -638,7 +677,8 @@ static int import_lines(FILE *in, struct import_ctx *c, int64_t user_id,
 	}
 	release_held(c);
 	json_tokener_free(tok);
-	free(line);
+	buf_free(&line);
+	free(lr);
 	return rc;
 }
 

@@ -242,6 +242,35 @@ static const struct command commands[] = {
 	  "changes nothing. Records with the same collection and id are\n"
 	  "replaced; --replace first deletes every record the account has. The\n"
 	  "account's last write is raised to the newest imported timestamp." },
+	{ "backup", 1, 1,
+	  OPT(OPT_USER) | OPT(OPT_USERS_FILE) | OPT(OPT_FORCE) | OPT(OPT_QUIET) | OPT(OPT_JSON),
+	  cmd_backup,
+	  "FILE [--user NAME[,NAME...]]\n"
+	  "                      [--users-file FILE] [--force] [--quiet] [--json]",
+	  "the whole server or chosen accounts, in one consistent snapshot",
+	  "Write every account (password hash, e-mail, quota, status, alert,\n"
+	  "node), its records and record history, and the nodes table, to FILE:\n"
+	  "gzip'd JSON lines with a header and a checksummed trailer\n"
+	  "(docs/backup.md). Everything is read in one consistent snapshot, so\n"
+	  "the server keeps serving. --user (comma-separated) or --users-file\n"
+	  "(one name a line) limits it to those accounts (without the nodes\n"
+	  "table). FILE (mode 0600: it holds password hashes) is written beside\n"
+	  "its name and renamed; an existing FILE is replaced only with --force.\n"
+	  "Operator settings (backoff, maintenance) are not backed up." },
+	{ "restore", 1, 1,
+	  OPT(OPT_USER) | OPT(OPT_USERS_FILE) | OPT(OPT_REPLACE) | OPT(OPT_DRY_RUN) |
+		  OPT(OPT_QUIET) | OPT(OPT_JSON),
+	  cmd_restore,
+	  "FILE [--user NAME[,NAME...]]\n"
+	  "                      [--users-file FILE] [--replace] [--dry-run] [--json]",
+	  "restore a backup: accounts, passwords, records, history",
+	  "Read FILE twice: first check every line, the counts and the checksum\n"
+	  "(a truncated or damaged file is refused before anything is written)\n"
+	  "and refuse if an account exists already, unless --replace; then\n"
+	  "write each account in a transaction of its own, and add the nodes\n"
+	  "that are missing. Running servers drop what they keep of each\n"
+	  "account. --user / --users-file restore only those accounts;\n"
+	  "--dry-run only checks." },
 	{ "migrate", 0, 0,
 	  OPT(OPT_FROM) | OPT(OPT_FORMAT) | OPT(OPT_PASSWORD_FILE) | OPT(OPT_DRY_RUN) |
 		  OPT(OPT_QUIET),
@@ -361,6 +390,8 @@ static const struct {
 	[OPT_SINCE] = { "--since", NULL, true },
 	[OPT_AS_OF] = { "--as-of", NULL, true },
 	[OPT_KEEP_NEWER] = { "--keep-newer", NULL, false },
+	[OPT_USER] = { "--user", NULL, true },
+	[OPT_USERS_FILE] = { "--users-file", NULL, true },
 };
 
 static const char exit_text[] =

@@ -113,7 +113,7 @@ COMMANDS = [
     "user email", "user quota", "user disable", "user enable", "user alert",
     "user node",
     "node add", "node capacity", "node list", "node remove", "node assign",
-    "purge", "stats", "export", "import", "migrate",
+    "purge", "stats", "export", "import", "backup", "restore", "migrate",
     "backoff", "maintenance", "status", "settings", "setup", "check", "cache",
 ]
 
@@ -570,7 +570,7 @@ def test_export_import_round_trip_is_byte_identical():
 
 def test_import_restores_exactly_and_raises_last_write():
     name, pw = new_user("imp")
-    future = int(time.time() * 100) + 500000            # ~83 minutes ahead
+    future = int(time.time() * 100) + 20000             # 200 s ahead: within the skew
     lines = [
         {"collection": "forms", "id": "f1", "parentid": None, "predecessorid": None,
          "sortindex": 7, "modified": future, "expires": None, "payload": "a"},
@@ -603,6 +603,59 @@ def test_import_restores_exactly_and_raises_last_write():
     expect(0, "import", name, "-", "--replace", input=json.dumps(lines[1]) + "\n")
     assert set(full(name, pw, "forms")) == {"f2"}
     expect(1, "import", name, "/nonexistent/file.jsonl")
+
+
+def test_import_refuses_what_the_api_refuses_and_far_future_modified():
+    name, pw = new_user("impv")
+    now = int(time.time() * 100)
+    good = {"collection": "forms", "id": "ok", "modified": now, "payload": "p"}
+    expect(0, "import", name, "-", input=json.dumps(good) + "\n")
+    cases = {
+        "id": {"id": "a/b"},                       # '/' is never in an id
+        "id ": {"id": "a,b"},                      # ',' is the ids= separator
+        "id  ": {"id": "caf\u00e9"},                # not printable ASCII
+        "parentid": {"parentid": "p/q"},
+        "predecessorid": {"predecessorid": "x\ty"},
+        "sortindex": {"sortindex": 1000000000},    # API: at most 999 999 999
+        "modified": {"modified": now + 3600 * 100},  # an hour ahead
+    }
+    for key, change in cases.items():
+        line = {**good, "id": "new-" + key.strip(), **change}
+        p = expect(1, "import", name, "-", input=json.dumps(good) + "\n" + json.dumps(line) + "\n")
+        assert f':2: "{key.strip()}"' in p.stderr, (key, p.stderr)
+        assert "nothing was imported" in p.stderr, p.stderr
+    # Nothing of the refused files was written, the good first lines included.
+    rows = full(name, pw, "forms")
+    assert set(rows) == {"ok"}, rows
+    r = request("PUT", f"1.0/{name}/storage/forms/later", body={"payload": "c"},
+                user=name, password=pw)
+    assert r.status == 200 and float(r.body) < now / 100 + 3600, r
+
+
+def test_import_of_a_huge_line_fails_fast_with_bounded_memory():
+    """2 GB without a newline: refused once the cap (128 MiB) is passed,
+    not after reading it all, and weave-admin's peak memory stays near the
+    cap instead of the line's size."""
+    name, _ = new_user("imph")
+    cmd = [weave.ADMIN, "--config", CONFIG, "import", name, "-"]
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    chunk = b'{"collection":"c","id":"x","payload":"' + b"a" * (1 << 20)
+    sent = 0
+    try:
+        while sent < 2 << 30:
+            p.stdin.write(chunk)
+            sent += len(chunk)
+    except BrokenPipeError:
+        pass
+    p.stdin.close()
+    err = p.stderr.read().decode()
+    _, status, usage = os.wait4(p.pid, 0)      # this child's own peak memory
+    p.returncode = os.waitstatus_to_exitcode(status)
+    assert p.returncode == 1, err
+    assert "line too long" in err and "nothing was imported" in err, err
+    assert sent < 1 << 30, f"weave-admin read {sent} bytes of the line"
+    assert usage.ru_maxrss < 400 * 1024, f"peak {usage.ru_maxrss} KB"
 
 
 def test_progress_bar_only_on_a_terminal():
@@ -773,3 +826,6 @@ def test_bash_completion():
     assert complete("weave-admin", "user", "list", "--sort", "''") == ["name", "usage",
                                                                        "activity"]
     assert "--dry-run" in complete("weave-admin", "migrate", "--")
+    assert {"--user", "--users-file", "--replace", "--dry-run"} <= set(
+        complete("weave-admin", "restore", "--"))
+    assert set(complete("weave-admin", "ba")) == {"backoff", "backup"}

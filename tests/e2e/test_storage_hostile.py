@@ -219,6 +219,11 @@ def _body_of(size):
     return head + b"x" * (size - len(head) - len(tail)) + tail
 
 
+def _chunked(body, size=65536):
+    return b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + size]), body[i:i + size])
+                    for i in range(0, len(body), size)) + b"0\r\n\r\n"
+
+
 def test_huge_bodies():
     acct = Account()
     # Over max_request_bytes, under FcgidMaxRequestLen: weave-server's 413 17.
@@ -229,16 +234,20 @@ def test_huge_bodies():
         expect(acct, f"POST {size}", 413, 17, lambda: acct.call("POST", "storage/c", array))
     # Chunked (no Content-Length): counted while read, same answer.
     body = _body_of(3 * 1024 * 1024)
-    chunked = b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + 65536]), body[i:i + 65536])
-                       for i in range(0, len(body), 65536)) + b"0\r\n\r\n"
     expect(acct, "chunked 3 MiB", 413, 17, lambda: weave.raw_request(
-        raw_head(acct, "PUT", b"storage/c/big", b"Transfer-Encoding: chunked\r\n\r\n") + chunked))
-    # Beyond FcgidMaxRequestLen mod_fcgid refuses the body itself with a bare
-    # 500 (apache/weave.conf explains why LimitRequestBody cannot make it 413).
-    body = _body_of(FCGID_MAX + 1)
-    expect(acct, "PUT over FcgidMaxRequestLen", 500, APACHE,
-           lambda: weave.raw_request(raw_head(acct, "PUT", b"storage/c/big",
-                                     b"Content-Length: %d\r\n\r\n" % len(body)) + body))
+        raw_head(acct, "PUT", b"storage/c/big", b"Transfer-Encoding: chunked\r\n\r\n")
+        + _chunked(body)))
+    # Over FcgidMaxRequestLen, declared or chunked: the same 413 17, not
+    # mod_fcgid's bare 500 (apache/weave.conf: LimitRequestBody stops the
+    # body first, and SetEnvIf keeps the declared length for the server).
+    for size in (FCGID_MAX + 1, 5 * 1024 * 1024, 64 * 1024 * 1024):
+        body = _body_of(size)
+        expect(acct, f"PUT {size} declared", 413, 17,
+               lambda: weave.raw_request(raw_head(acct, "PUT", b"storage/c/big",
+                                         b"Content-Length: %d\r\n\r\n" % len(body)) + body))
+        expect(acct, f"PUT {size} chunked", 413, 17, lambda: weave.raw_request(
+            raw_head(acct, "PUT", b"storage/c/big", b"Transfer-Encoding: chunked\r\n\r\n")
+            + _chunked(body)))
     # A declared length that is no number: Apache refuses it.
     expect(acct, "Content-Length: abc", 400, APACHE, lambda: weave.raw_request(
         raw_head(acct, "PUT", b"storage/c/big", b"Content-Length: abc\r\n\r\n{}")))
