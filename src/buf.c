@@ -28,6 +28,8 @@ static int buf_reserve(struct buf *b, size_t extra)
 	size_t cap = b->cap ? b->cap : 64;
 	while (cap < need)
 		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+	if (cap > b->max + 1) /* never hold more than the maximum allows */
+		cap = b->max + 1;
 	b->data = xrealloc(b->data, cap);
 	b->cap = cap;
 	return 0;
