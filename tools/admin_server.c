@@ -18,11 +18,8 @@
 #include "settings.h"
 #include "util.h"
 
-/* 1: the first schema; 2: adds the nodes table; 3: the throttle table;
- * 4: the record history (write_log, wbo_history, history_usage), the
- * account_changes log and its triggers, a primary key on every table
- * (Galera). */
-#define SCHEMA_VERSION 4
+/* The versions are listed in db_admin.h. */
+#define SCHEMA_VERSION DB_SCHEMA_VERSION
 
 extern const char weave_schema_sql[];
 
