@@ -47,7 +47,8 @@
 	"exists; --mail ADDRESS sends a test), Apache (configuration test, the\n" \
 	"snippet loaded, AllowEncodedSlashes NoDecode, FcgidMaxRequestLen >=\n" \
 	"max_request_bytes) and one real request through public_url. Exits 1\n" \
-	"when there is any problem. Needs root for the checks as the Apache user."
+	"when there is any problem. Needs root for the checks as the Apache user.\n" \
+	"--json prints {\"problems\": N, \"findings\": [{\"level\", \"what\", \"fix\"}]}."
 
 static const struct command commands[] = {
 	{ "db init", 0, 0, 0, cmd_db_init, "",
@@ -304,7 +305,7 @@ static const struct command commands[] = {
 	  "                      [--first-user NAME " PW_FILE "]",
 	  "install: database, weave.conf, Apache with HTTPS, first account",
 	  SETUP_HELP },
-	{ "check", 0, 0, OPT(OPT_MAIL), cmd_check, "[--mail ADDRESS]",
+	{ "check", 0, 0, OPT(OPT_MAIL) | OPT(OPT_JSON), cmd_check, "[--mail ADDRESS] [--json]",
 	  "say what is wrong with this installation, and how to fix it",
 	  CHECK_HELP },
 };
