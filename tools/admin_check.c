@@ -265,6 +265,10 @@ static void check_account_cache(const struct config *c, const char *path,
 	check_shared_file(path, www, changes, "account change log file",
 			  "changes made through other web servers then show only within "
 			  "account_cache_seconds");
+	/* And metrics.h's counters, named after the same file. */
+	snprintf(changes, sizeof changes, "%s.metrics", board);
+	check_shared_file(path, www, changes, "metrics file",
+			  "the metrics URL then has no counters");
 }
 
 /* ---- the database ----------------------------------------------------------------- */
