@@ -106,6 +106,9 @@ def test_metrics_count_requests_by_route_and_status_host_wide():
     assert request("PUT", f"1.0/{user}/storage/tabs/one", {"payload": "x"},
                    user=user, password=pw).status == 200
     after = scrape()
+    sample = re.compile(r'^[a-z_]+(\{[a-z_]+="[^"\\]*"(,[a-z_]+="[^"\\]*")*\})? [0-9.e+]+$')
+    for line in after.splitlines():
+        assert line.startswith("# ") or sample.match(line), f"not Prometheus text: {line!r}"
     grew = lambda name, **l: value(after, name, **l) - value(before, name, **l)  # noqa: E731
     assert grew("weave_requests_total", route="info_collections", method="GET",
                 status="200") >= 3
