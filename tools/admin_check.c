@@ -315,11 +315,26 @@ static void check_database(const char *path)
 
 /* ---- mail ----------------------------------------------------------------------------- */
 
+static bool mta_optional;
+
+void check_mta_optional(bool optional)
+{
+	mta_optional = optional;
+}
+
 static void check_mail(const struct config *c, const char *path, const char *mail_to)
 {
 	char program[1024], fix[1400];
 	size_t n = strcspn(c->sendmail_command, " \t");
 	snprintf(program, sizeof program, "%.*s", (int)(n < 1000 ? n : 1000), c->sendmail_command);
+	if (!program_exists(program) && mta_optional) {
+		say_note("no mail transfer agent (sendmail_command '%s' does not exist): the "
+			 "server works, but password-reset mails will not be sent. To send them: "
+			 "apt-get install exim4-daemon-light (or msmtp-mta to relay through "
+			 "another server), or set sendmail_command in %s; then 'weave-admin "
+			 "check --mail YOU@EXAMPLE.ORG' sends a test", program, path);
+		return;
+	}
 	if (!program_exists(program)) {
 		snprintf(fix, sizeof fix, "install a mail transfer agent (Debian: apt-get install "
 			 "exim4-daemon-light, or msmtp-mta for a relay), or set sendmail_command in %s",
@@ -379,6 +394,13 @@ static void check_apache(const struct config *c, const char *path, struct apache
 		return;
 	}
 	say_ok("Apache mounts %s at %s (%s)", v->alias_target, v->mount, v->snippet);
+	if (v->settings_file[0] == '\0')
+		say_problem("a2enconf weave && apache2ctl graceful (weave-admin setup writes "
+			    "conf-available/weave.conf)",
+			    "the mount point is loaded but not the snippet's server-wide settings "
+			    "(FcgidPassHeader, FcgidMaxRequestLen, the process pool): the snippet "
+			    "is not enabled");
+	const char *settings = v->settings_file[0] ? v->settings_file : v->snippet;
 	if (access(v->alias_target, X_OK) != 0) {
 		snprintf(fix, sizeof fix, "make install, or correct the Alias line in %s",
 			 v->snippet);
@@ -400,7 +422,7 @@ static void check_apache(const struct config *c, const char *path, struct apache
 	if (len < c->max_request_bytes) {
 		snprintf(fix, sizeof fix, "set FcgidMaxRequestLen %" PRId64 " in %s (twice "
 			 "max_request_bytes, so larger bodies get 413 from the server)",
-			 c->max_request_bytes * 2, v->snippet);
+			 c->max_request_bytes * 2, settings);
 		say_problem(fix, "FcgidMaxRequestLen %" PRId64 "%s is below max_request_bytes "
 			    "%" PRId64 ": large uploads fail with mod_fcgid's bare 500", len,
 			    v->fcgid_max_request_len < 0 ? " (mod_fcgid's default)" : "",

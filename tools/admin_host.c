@@ -213,6 +213,8 @@ static void scan_file(const char *path, struct apache_view *v)
 				v->fcgid_max_request_len = n;
 		} else if (strcasecmp(word, "SSLCertificateFile") == 0 && v->certificate[0] == '\0') {
 			snprintf(v->certificate, sizeof v->certificate, "%s", arg1);
+		} else if (strcasecmp(word, "FcgidPassHeader") == 0 && v->settings_file[0] == '\0') {
+			snprintf(v->settings_file, sizeof v->settings_file, "%s", path);
 		} else if (strcasecmp(word, "FcgidInitialEnv") == 0 &&
 			   strcmp(arg1, "WEAVE_CONFIG") == 0) {
 			snprintf(v->weave_config, sizeof v->weave_config, "%s", arg2);
