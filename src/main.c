@@ -175,7 +175,7 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1) {
 		fprintf(stderr, "usage: weave.fcgi [--version]\n"
-			"Run by Apache's mod_fcgid (weave.fcgi(8)); reads $WEAVE_CONFIG or "
+			"Run by Apache's mod_fcgid (weave.fcgi(8)); reads $WEAVE_CONFIG or\n"
 			WEAVE_DEFAULT_CONFIG ".\n");
 		return 2;
 	}
