@@ -332,29 +332,31 @@ def test_setup_with_a_given_certificate():
 
 def test_check_warns_of_a_certificate_close_to_expiry_and_fails_on_an_expired_one():
     top = box().top
-    for days in (5, 1):
-        sh(f"openssl req -x509 -newkey rsa:2048 -sha256 -nodes -days {days} -subj /CN=localhost "
-           f"-addext subjectAltName=DNS:localhost -keyout {top}/soon.key -out {top}/soon.crt 2>/dev/null")
-        p = admin("setup", "--yes", "--server-name", "localhost", "--cert", f"{top}/soon.crt",
-                  "--key", f"{top}/soon.key")
-        assert p.returncode == 0, p.stdout + p.stderr
+    try:
+        for days in (5, 1):
+            crt, key = f"{top}/soon{days}.crt", f"{top}/soon{days}.key"
+            sh(f"openssl req -x509 -newkey rsa:2048 -sha256 -nodes -days {days} -subj /CN=localhost "
+               f"-addext subjectAltName=DNS:localhost -keyout {key} -out {crt} 2>/dev/null")
+            p = admin("setup", "--yes", "--server-name", "localhost", "--cert", crt, "--key", key)
+            assert p.returncode == 0, p.stdout + p.stderr
+            c, problems = check()
+            assert c.returncode == 0 and problems == [], c.stdout
+            assert f"warning: the certificate {crt} expires in {days - 1} day" in c.stdout, c.stdout
+            assert "no problems found, 1 warning" in c.stdout, c.stdout
+        # Expired: a problem. A self-signed certificate of January 2020 in
+        # place of the served one (openssl ca takes explicit dates; req does not).
+        ca = f"{top}/ca"
+        sh(f"mkdir -p {ca} && : > {ca}/index && echo 01 > {ca}/serial && "
+           f"printf '[ca]\\ndefault_ca=d\\n[d]\\ndatabase={ca}/index\\nnew_certs_dir={ca}\\n"
+           f"serial={ca}/serial\\ndefault_md=sha256\\npolicy=p\\n[p]\\ncommonName=supplied\\n' > {ca}/cnf && "
+           f"openssl req -new -key {key} -subj /CN=localhost -out {ca}/csr && "
+           f"openssl ca -batch -config {ca}/cnf -selfsign -keyfile {key} -in {ca}/csr "
+           f"-startdate 20200101000000Z -enddate 20200201000000Z -out {crt} 2>/dev/null")
         c, problems = check()
-        assert c.returncode == 0 and problems == [], c.stdout
-        assert f"warning: the certificate {top}/soon.crt expires in {days - 1} day" in c.stdout, c.stdout
-        assert "no problems found, 1 warning" in c.stdout, c.stdout
-    # Expired: a problem. A self-signed certificate of January 2020 (openssl ca
-    # takes explicit dates; req does not).
-    ca = f"{top}/ca"
-    sh(f"mkdir -p {ca} && : > {ca}/index && echo 01 > {ca}/serial && "
-       f"printf '[ca]\\ndefault_ca=d\\n[d]\\ndatabase={ca}/index\\nnew_certs_dir={ca}\\n"
-       f"serial={ca}/serial\\ndefault_md=sha256\\npolicy=p\\n[p]\\ncommonName=supplied\\n' > {ca}/cnf && "
-       f"openssl req -new -key {top}/soon.key -subj /CN=localhost -out {ca}/csr && "
-       f"openssl ca -batch -config {ca}/cnf -selfsign -keyfile {top}/soon.key -in {ca}/csr "
-       f"-startdate 20200101000000Z -enddate 20200201000000Z -out {top}/soon.crt 2>/dev/null")
-    c, problems = check()
-    assert c.returncode == 1 and any("has expired" in line and "renew" in line
-                                     for line in problems), c.stdout
-    p = admin("setup", "--yes", "--server-name", "localhost")
+        assert c.returncode == 1 and any("has expired" in line and "renew" in line
+                                         for line in problems), c.stdout
+    finally:
+        p = admin("setup", "--yes", "--server-name", "localhost")
     assert p.returncode == 0, p.stdout + p.stderr
     assert f"SSLCertificateFile {CERT}" in sh(f"cat {SITE}").stdout
 
@@ -505,6 +507,19 @@ def test_check_names_mod_fcgid_disabled_and_the_fix():
         sh("a2enmod -q fcgid")
     p, problems = check()
     assert p.returncode == 0, p.stdout
+
+
+def test_make_uninstall_removes_what_install_made_and_names_the_rest():
+    out = sh(f"make -C {S['build']} uninstall").stdout
+    for path in ("/usr/sbin/weave-admin", "/usr/libexec/weave", "/usr/share/weave-server",
+                 "/usr/share/man/man8/weave-admin.8", "/usr/share/man/man5/weave.conf.5",
+                 "/usr/share/bash-completion/completions/weave-admin", "/usr/share/doc/weave-server"):
+        assert sh(f"test -e {path}", check=False).returncode != 0, f"{path} is still there"
+    for words in ("rm -r /etc/weave", "a2dissite weave-ssl; a2disconf weave", "DROP DATABASE weave",
+                  "rm -f /dev/shm/weave-server-*"):
+        assert words in out, (words, out)
+    # What it names is really there to remove.
+    assert sh("test -f /etc/weave/weave.conf && ls /dev/shm/weave-server-*", check=False).returncode == 0
 
 
 # ---- the host --------------------------------------------------------------------------------------
