@@ -535,9 +535,38 @@ static int write_step(const char *path, const char *content, const struct setup 
 	return rc == KEPT_ASIDE ? 0 : rc;
 }
 
+/* The HTTPS virtual host, with the mount point in it. */
+static int write_site(const struct setup *s, const char *mount)
+{
+	struct buf site;
+	buf_init(&site, 64 * 1024);
+	buf_printf(&site,
+		   "# HTTPS for weave-server, written by weave-admin setup. The mount\n"
+		   "# point is here only, so plain HTTP (port 80) never reaches weave.fcgi;\n"
+		   "# the server-wide settings are in conf-available/weave.conf. Edit at\n"
+		   "# will: a later setup keeps your version and writes its own beside it\n"
+		   "# (weave-ssl.conf.weave-new).\n"
+		   "<IfModule mod_ssl.c>\n"
+		   "<VirtualHost *:443>\n"
+		   "    ServerName %s\n"
+		   "    SSLEngine on\n"
+		   "    SSLCertificateFile %s\n"
+		   "    SSLCertificateKeyFile %s\n"
+		   "    # Record ids may hold %%2F: let weave.fcgi, not Apache, answer them.\n"
+		   "    AllowEncodedSlashes NoDecode\n\n%s"
+		   "</VirtualHost>\n"
+		   "</IfModule>\n",
+		   s->host, s->cert_path, s->key_path, mount);
+	int rc = write_step(APACHE_SITE, site.data, s);
+	buf_free(&site);
+	return rc;
+}
+
+static int enable_and_reload(int changed);
+
 static int setup_apache(struct setup *s)
 {
-	struct buf snippet, server, mount, site;
+	struct buf snippet, server, mount;
 	int changed = 0, rc;
 
 	buf_init(&snippet, 1024 * 1024);
@@ -562,31 +591,19 @@ static int setup_apache(struct setup *s)
 		return EXIT_FAILED;
 	}
 	changed |= rc;
-	buf_init(&site, 64 * 1024);
-	buf_printf(&site,
-		   "# HTTPS for weave-server, written by weave-admin setup. The mount\n"
-		   "# point is here only, so plain HTTP (port 80) never reaches weave.fcgi;\n"
-		   "# the server-wide settings are in conf-available/weave.conf. Edit at\n"
-		   "# will: a later setup keeps your version and writes its own beside it\n"
-		   "# (weave-ssl.conf.weave-new).\n"
-		   "<IfModule mod_ssl.c>\n"
-		   "<VirtualHost *:443>\n"
-		   "    ServerName %s\n"
-		   "    SSLEngine on\n"
-		   "    SSLCertificateFile %s\n"
-		   "    SSLCertificateKeyFile %s\n"
-		   "    # Record ids may hold %%2F: let weave.fcgi, not Apache, answer them.\n"
-		   "    AllowEncodedSlashes NoDecode\n\n%s"
-		   "</VirtualHost>\n"
-		   "</IfModule>\n",
-		   s->host, s->cert_path, s->key_path, mount.data ? mount.data : "");
+	rc = write_site(s, mount.data ? mount.data : "");
 	buf_free(&mount);
-	rc = write_step(APACHE_SITE, site.data, s);
-	buf_free(&site);
 	if (rc < 0)
 		return EXIT_FAILED;
 	changed |= rc;
+	return enable_and_reload(changed);
+}
 
+/* Enable the modules, the snippet and the site; reload Apache when
+ * anything changed (or start it). */
+static int enable_and_reload(int changed)
+{
+	int rc;
 	static const struct {
 		const char *tool, *name, *enabled;
 	} parts[] = {
