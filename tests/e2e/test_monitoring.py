@@ -201,3 +201,28 @@ def test_writes_answer_503_with_retry_after_until_db_upgrade():
     assert r.status == 200, r
     assert sql(f"SELECT COUNT(*) FROM wbo w JOIN users u ON u.id = w.user_id "
                f"WHERE u.username = '{user}' AND w.id LIKE 'w%'") == [["0"]]
+
+
+def test_log_lines_carry_address_method_path_status_and_time():
+    offset = os.path.getsize(weave.APACHE_LOG)
+    user, _ = new_user("logline")
+    secret = "code-never-logged-0451"
+    r = request("GET", f"1.0/{user}/info/collections?x={secret}", user=user, password="wrong",
+                source="127.0.0.5")
+    assert r.status == 401
+    deadline = time.monotonic() + 5
+    pattern = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z weave\[\d+\] info req=\d+ "
+                         rf"user=\S+ addr=127\.0\.0\.5 GET /weave/1\.0/{user}/info/collections: "
+                         r"answered 401 in \d+\.\d ms$", re.M)
+    while True:
+        with open(weave.APACHE_LOG, "rb") as f:
+            f.seek(offset)
+            text = f.read().decode("utf-8", "replace")
+        if pattern.search(text) or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert pattern.search(text), text[-3000:]
+    # The login failure itself names the same request, address and path.
+    assert re.search(rf"addr=127\.0\.0\.5 GET /weave/1\.0/{user}/info/collections: "
+                     r"authentication failed", text), text[-3000:]
+    assert secret not in text
