@@ -21,5 +21,6 @@ Suite *db_hosts_suite(void);
 Suite *mail_suite(void);
 Suite *time_arg_suite(void);
 Suite *shared_table_suite(void);
+Suite *metrics_suite(void);
 
 #endif
