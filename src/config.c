@@ -89,6 +89,9 @@ static const struct config_key config_keys[] = {
 	KEY(throttle_exempt, KEY_STRING, 0, 0),
 	KEY(login_account_limit, KEY_INT, 0, 1000000),
 	KEY(trusted_proxies, KEY_STRING, 0, 0),
+	KEY(metrics, KEY_BOOL, 0, 0),
+	KEY(metrics_allow, KEY_STRING, 0, 0),
+	{ "metrics_token", KEY_STRING, offsetof(struct config, metrics_token), SECRET_MIN, 0, true },
 };
 
 #define NKEYS (sizeof config_keys / sizeof config_keys[0])
@@ -139,6 +142,9 @@ void config_defaults(struct config *cfg)
 	cfg->throttle_exempt = xstrdup("");
 	cfg->login_account_limit = 100;
 	cfg->trusted_proxies = xstrdup("");
+	cfg->metrics = false;
+	cfg->metrics_allow = xstrdup("127.0.0.1 ::1");
+	cfg->metrics_token = NULL;
 }
 
 static const struct config_key *find_key(const char *name, size_t len)
@@ -386,6 +392,7 @@ int config_parse(struct config *cfg, const char *name, const char *text,
 	empty_to_null(&cfg->captcha_private_key);
 	empty_to_null(&cfg->mail_from);
 	empty_to_null(&cfg->account_cache_file);
+	empty_to_null(&cfg->metrics_token);
 	return 0;
 }
 
@@ -454,5 +461,7 @@ void config_free(struct config *cfg)
 	free(cfg->throttle_exempt);
 	free(cfg->trusted_proxies);
 	free(cfg->account_cache_file);
+	free(cfg->metrics_allow);
+	free_secret(cfg->metrics_token);
 	memset(cfg, 0, sizeof *cfg);
 }

@@ -82,6 +82,13 @@ struct config {
 	char *throttle_exempt;       /* addresses free of the per-address limits */
 	int64_t login_account_limit; /* failed logins per account per day */
 	char *trusted_proxies;       /* reverse proxies whose X-Forwarded-For counts */
+
+	/* The metrics page (metrics.h): off unless asked for; then answered to
+	 * the client addresses in metrics_allow, or to a request bearing
+	 * metrics_token from anywhere. */
+	bool metrics;
+	char *metrics_allow;
+	char *metrics_token;
 };
 
 /* Fill *cfg with the defaults. */

@@ -1,6 +1,8 @@
 /* handler.c - the one answer to a database failure, for handlers and the login. */
 #include "handler.h"
 
+#include "metrics.h"
+
 int handler_db_failure(struct request *req, struct response *resp,
 		       enum db_status st)
 {
@@ -13,5 +15,6 @@ int handler_db_failure(struct request *req, struct response *resp,
 		return HANDLER_RETRY;
 	}
 	/* Every storage failure is "try again later" for a sync client. */
+	metrics_db_error();
 	return resp_error(resp, 503, WEAVE_ERR_NONE);
 }

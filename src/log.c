@@ -18,6 +18,8 @@ static enum log_level current_level = LOG_LEVEL_INFO;
 static const char *program = "weave";
 static unsigned long current_request;
 static char current_user[64];
+static char current_client[300]; /* "METHOD PATH" */
+static char current_address[64];
 
 int log_level_parse(const char *name, enum log_level *level)
 {
@@ -48,10 +50,34 @@ void log_set_request(unsigned long request_id, const char *user)
 		snprintf(current_user, sizeof current_user, "%s", user);
 }
 
+/* Copy text into out as one token: blanks and control bytes become '?'. */
+static void copy_token(char *out, size_t cap, const char *text, size_t max)
+{
+	size_t n = 0;
+	for (; text != NULL && text[n] != '\0' && n < max && n + 1 < cap; n++) {
+		unsigned char c = (unsigned char)text[n];
+		out[n] = c <= ' ' || c == 0x7f ? '?' : (char)c;
+	}
+	out[n] = '\0';
+}
+
+void log_set_client(const char *address, const char *method, const char *uri)
+{
+	char m[16], path[201];
+	copy_token(current_address, sizeof current_address, address ? address : "-",
+		   sizeof current_address - 1);
+	copy_token(m, sizeof m, method ? method : "-", sizeof m - 1);
+	size_t len = uri != NULL ? strcspn(uri, "?") : 0;
+	copy_token(path, sizeof path, uri != NULL ? uri : "-", len > 0 ? len : 1);
+	snprintf(current_client, sizeof current_client, "%s %s", m, path);
+}
+
 void log_clear_request(void)
 {
 	current_request = 0;
 	current_user[0] = '\0';
+	current_address[0] = '\0';
+	current_client[0] = '\0';
 }
 
 void log_msg(enum log_level level, const char *fmt, ...)
@@ -78,9 +104,11 @@ void log_msg(enum log_level level, const char *fmt, ...)
 		snprintf(when + n, sizeof when - n, ".%03ldZ", ts.tv_nsec / 1000000);
 	}
 	if (current_request != 0)
-		fprintf(stderr, "%s %s[%ld] %s req=%lu user=%s: %s\n", when, program,
+		fprintf(stderr, "%s %s[%ld] %s req=%lu user=%s addr=%s %s: %s\n", when, program,
 			(long)getpid(), level_names[level], current_request,
-			current_user[0] ? current_user : "-", message);
+			current_user[0] ? current_user : "-",
+			current_address[0] ? current_address : "-",
+			current_client[0] ? current_client : "- -", message);
 	else
 		fprintf(stderr, "%s %s[%ld] %s: %s\n", when, program, (long)getpid(),
 			level_names[level], message);

@@ -1,10 +1,14 @@
 /*
  * log.h - one-line log records on stderr (Apache's error log under
  * mod_fcgid, which adds no time of its own):
- * "2026-01-02T03:04:05.678Z weave[pid] LEVEL req=ID user=NAME: message".
+ * "2026-01-02T03:04:05.678Z weave[pid] LEVEL req=ID user=NAME addr=ADDRESS
+ * METHOD PATH: message" inside a request, "... weave[pid] LEVEL: message"
+ * outside one.
  *
- * The request context (id, user) is set by the dispatcher for the
- * duration of one request and cleared afterwards. Never log passwords,
+ * The request context (id, user, client address, method, path) is set by
+ * main.c for the duration of one request and cleared afterwards. The path
+ * is logged without its query string (reset codes may travel there),
+ * cut at 200 bytes, with control characters and blanks replaced by '?'. Never log passwords,
  * payloads or Authorization headers.
  */
 #ifndef WEAVE_LOG_H
@@ -26,6 +30,8 @@ void log_set_program(const char *name);
 
 /* Request context; user may be NULL. The strings are copied. */
 void log_set_request(unsigned long request_id, const char *user);
+/* The client's address, the method and the request URI; any may be NULL. */
+void log_set_client(const char *address, const char *method, const char *uri);
 void log_clear_request(void);
 
 void log_msg(enum log_level level, const char *fmt, ...)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fcgiapp.h>
@@ -14,7 +15,9 @@
 #include "change_log.h"
 #include "config.h"
 #include "db.h"
+#include "health.h"
 #include "log.h"
+#include "metrics.h"
 #include "request.h"
 #include "response.h"
 #include "route.h"
@@ -57,11 +60,29 @@ static int write_stdout(void *ctx, const char *data, size_t len)
 	return fwrite(data, 1, len, stdout) == len ? 0 : -1;
 }
 
+static int64_t monotonic_micros(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* One line per answered request: debug when it went well, info for a
+ * refusal, warn when the server failed (metrics.h counts them all). */
+static void log_answer(int status, int64_t micros)
+{
+	enum log_level level = status >= 500   ? LOG_LEVEL_WARN
+			       : status >= 400 ? LOG_LEVEL_INFO
+					       : LOG_LEVEL_DEBUG;
+	log_msg(level, "answered %d in %.1f ms", status, (double)micros / 1000.0);
+}
+
 static void serve_one(unsigned long id, char **env, request_read_fn reader,
 		      void *read_ctx, response_write_fn writer, void *write_ctx)
 {
 	struct request req;
 	struct response resp;
+	int64_t started = monotonic_micros();
 
 	request_init(&req, id, env);
 	req.cfg = &cfg;
@@ -69,22 +90,26 @@ static void serve_one(unsigned long id, char **env, request_read_fn reader,
 	req.read_ctx = read_ctx;
 	response_init(&resp);
 	log_set_request(id, NULL);
+	if (config_ok)
+		request_find_client(&req);
+	log_set_client(request_client_address(&req), request_env(&req, "REQUEST_METHOD"),
+		       request_env(&req, "REQUEST_URI"));
 
-	if (config_ok) {
-		change_log_catch_up(now_centiseconds());
-		route_dispatch(&req, &resp);
-	} else {
+	if (!config_ok) {
 		log_error("not serving: %s", config_error);
 		resp.retry_after = 600;
 		resp_error(&resp, 503, WEAVE_ERR_NONE);
+	} else if (!health_serve(&req, &resp)) {
+		change_log_catch_up(now_centiseconds());
+		route_dispatch(&req, &resp);
 	}
-	log_debug("%s %s -> %d", req.method_name ? req.method_name : "?",
-		  request_env(&req, "REQUEST_URI") ? request_env(&req, "REQUEST_URI")
-						    : "", resp.status);
 	const char *method = request_env(&req, "REQUEST_METHOD");
 	if (response_send(&resp, writer, write_ctx,
 			  method != NULL && strcmp(method, "HEAD") == 0) < 0)
 		log_warn("client went away before the response was written");
+	int64_t micros = monotonic_micros() - started;
+	metrics_request(&req, resp.status, micros);
+	log_answer(resp.status, micros);
 	response_free(&resp);
 	request_free(&req);
 	log_clear_request();
@@ -131,8 +156,29 @@ static bool body_left_unread(FCGX_Request *fr)
 	return has_body && !FCGX_HasSeenEOF(fr->in);
 }
 
-int main(void)
+/* Host-wide counters for the metrics URL, kept even while it is off, so
+ * that turning it on shows what happened since the host started. */
+static void open_metrics(const struct config *c)
 {
+	char path[4200] = "", err[4400] = "";
+	if (metrics_path(c, path, sizeof path) < 0 ||
+	    metrics_open(path, err, sizeof err) < 0)
+		log_warn("metrics not counted: %s",
+			 path[0] ? err : "account_cache_file is too long");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)) {
+		puts("weave.fcgi (weave-server) " PACKAGE_VERSION);
+		return 0;
+	}
+	if (argc > 1) {
+		fprintf(stderr, "usage: weave.fcgi [--version]\n"
+			"Run by Apache's mod_fcgid (weave.fcgi(8)); reads $WEAVE_CONFIG or\n"
+			WEAVE_DEFAULT_CONFIG ".\n");
+		return 2;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	config_defaults(&cfg);
 	const char *path = config_path_from_env();
@@ -142,7 +188,8 @@ int main(void)
 		db_configure(&cfg);
 		auth_cache_init((long)cfg.auth_cache_seconds);
 		open_account_cache(&cfg);
-		log_info("weave.fcgi started with %s", path);
+		open_metrics(&cfg);
+		log_info("weave.fcgi %s started with %s", PACKAGE_VERSION, path);
 	} else {
 		log_error("%s", config_error);
 	}

@@ -487,6 +487,13 @@ void route_dispatch(struct request *req, struct response *resp)
 		resp_error(resp, 503, WEAVE_ERR_NONE);
 		return;
 	}
+	if ((r->flags & WRITES) && ops.schema_behind) { /* settings.h */
+		log_info("schema older than this server: write answered 503 until "
+			 "'weave-admin db upgrade'");
+		resp->retry_after = SETTINGS_UPGRADE_RETRY_AFTER;
+		resp_error(resp, 503, WEAVE_ERR_NONE);
+		return;
+	}
 	if ((r->flags & READS_BODY) && body_read(req, resp) < 0)
 		return;
 	if (r->flags & ADMIN_SECRET_OK)

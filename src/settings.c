@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "db_admin.h"
 #include "db_settings.h"
 #include "util.h"
 
@@ -14,6 +15,7 @@ struct settings_cache {
 	bool has_backoff, has_maintenance, has_retry_after;
 	int64_t backoff, retry_after;
 	bool maintenance;
+	bool schema_behind;
 };
 
 static struct settings_cache cache;
@@ -43,9 +45,12 @@ void settings_current(const struct config *cfg, int64_t now_seconds,
 	    now_seconds < cache.read_at) {
 		struct settings_cache saved = cache;
 		cache.has_backoff = cache.has_maintenance = cache.has_retry_after = false;
-		if (db_settings_read(setting_row, NULL) == DB_OK) {
+		int64_t version = 0;
+		if (db_settings_read(setting_row, NULL) == DB_OK &&
+		    db_admin_schema_version(&version) == DB_OK) {
 			cache.loaded = true;
 			cache.read_at = now_seconds;
+			cache.schema_behind = version < DB_SCHEMA_VERSION;
 		} else {
 			/* Keep what we knew; try again at the next request. */
 			cache = saved;
@@ -54,6 +59,7 @@ void settings_current(const struct config *cfg, int64_t now_seconds,
 	out->backoff = cache.has_backoff ? cache.backoff : cfg->backoff;
 	out->maintenance = cache.has_maintenance ? cache.maintenance : cfg->maintenance;
 	out->retry_after = cache.has_retry_after ? cache.retry_after : cfg->retry_after;
+	out->schema_behind = cache.schema_behind;
 }
 
 struct load_ctx {

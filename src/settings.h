@@ -6,6 +6,12 @@
  *
  * Each process re-reads the table at most every SETTINGS_REFRESH
  * seconds; while the database is unreachable the last values stay.
+ *
+ * With them comes the installed schema version: while it is older than
+ * DB_SCHEMA_VERSION (between installing a new binary and 'weave-admin db
+ * upgrade'), schema_behind is set and writes answer 503 with a short
+ * Retry-After (SETTINGS_UPGRADE_RETRY_AFTER) instead of failing on a
+ * missing table or column.
  */
 #ifndef WEAVE_SETTINGS_H
 #define WEAVE_SETTINGS_H
@@ -16,6 +22,7 @@
 #include "db.h"
 
 #define SETTINGS_REFRESH 5
+#define SETTINGS_UPGRADE_RETRY_AFTER 30
 
 struct config;
 
@@ -23,6 +30,7 @@ struct operator_settings {
 	int64_t backoff;
 	bool maintenance;
 	int64_t retry_after;
+	bool schema_behind;
 };
 
 /* The settings in force now: weave.conf overlaid with the table. */

@@ -276,6 +276,9 @@ int cmd_check(const struct args *a);
 /* The checks on admin_config_path; returns the number of problems.
  * certificate (or NULL): a CA file to trust for the request through
  * public_url besides the system's. */
+/* For setup: a missing mail transfer agent is a note, not a problem
+ * (the server works; only reset mails wait for one). */
+void check_mta_optional(bool optional);
 int check_installation(const char *mail_to, const char *certificate);
 
 /* admin_setup.c: database, weave.conf, Apache and HTTPS in one go */
@@ -311,6 +314,7 @@ struct apache_view {
 	int64_t fcgid_max_request_len; /* -1: not set (mod_fcgid's 131072) */
 	char certificate[512];   /* the first SSLCertificateFile */
 	char weave_config[512];  /* FcgidInitialEnv WEAVE_CONFIG, "" if none */
+	char settings_file[512]; /* the file with FcgidPassHeader (the snippet), "" if none */
 };
 /* Ask apache2ctl -t -D DUMP_INCLUDES, then read each file; -1 when no
  * apachectl is installed. */

@@ -6,10 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <pwd.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
+#include <json-c/json.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 
 #include "admin.h"
 #include "change_board.h"
@@ -21,42 +26,83 @@
  * knowing, and "problem: WHAT -- fix: HOW" for each thing that is wrong.
  * Problems make the exit status 1.
  */
-static int problems;
+static int problems, warnings;
+/* check --json: the findings gathered here instead of printed. */
+static struct json_object *findings;
+
+static void say(const char *level, const char *fix, const char *fmt, va_list ap)
+{
+	char what[4096];
+	vsnprintf(what, sizeof what, fmt, ap);
+	if (findings == NULL) {
+		printf("%s: %s", level, what);
+		if (fix != NULL)
+			printf(" -- fix: %s", fix);
+		putchar('\n');
+		return;
+	}
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "level", json_object_new_string(level));
+	json_object_object_add(o, "what", json_object_new_string(what));
+	if (fix != NULL)
+		json_object_object_add(o, "fix", json_object_new_string(fix));
+	json_object_array_add(findings, o);
+}
 
 static void say_ok(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say_problem(const char *fix, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+static void say_warning(const char *fix, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Soon a problem (a certificate close to expiry): said, exit status 0. */
+static void say_warning(const char *fix, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	say("warning", fix, fmt, ap);
+	va_end(ap);
+	warnings++;
+}
 
 static void say_ok(const char *fmt, ...)
 {
 	va_list ap;
-	fputs("ok: ", stdout);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	say("ok", NULL, fmt, ap);
 	va_end(ap);
-	putchar('\n');
 }
 
 static void say_note(const char *fmt, ...)
 {
 	va_list ap;
-	fputs("note: ", stdout);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	say("note", NULL, fmt, ap);
 	va_end(ap);
-	putchar('\n');
 }
 
 static void say_problem(const char *fix, const char *fmt, ...)
 {
 	va_list ap;
-	fputs("problem: ", stdout);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	say("problem", fix, fmt, ap);
 	va_end(ap);
-	printf(" -- fix: %s\n", fix);
 	problems++;
+}
+
+/* The closing line: a count, printed only as text. */
+static void say_total(const char *rest)
+{
+	if (findings != NULL)
+		return;
+	char also[64] = "";
+	if (warnings > 0)
+		snprintf(also, sizeof also, ", %d warning%s", warnings, warnings == 1 ? "" : "s");
+	if (problems == 0 && rest[0] == '\0')
+		printf("no problems found%s\n", also);
+	else
+		printf("%d problem%s found%s%s\n", problems, problems == 1 ? "" : "s", also, rest);
 }
 
 /* ---- the configuration file -------------------------------------------------- */
@@ -85,6 +131,13 @@ static bool check_config_file(const char *path, const struct apache_user *www)
 		snprintf(fix, sizeof fix, "chown root:%s %s", www->group, path);
 		say_problem(fix, "%s belongs to the Apache user %s, so the server could rewrite "
 			    "its own configuration", path, www->name);
+		mode_ok = false;
+	} else if (st.st_uid != 0) {
+		struct passwd *owner = getpwuid(st.st_uid);
+		snprintf(fix, sizeof fix, "chown root:%s %s", www ? www->group : "www-data", path);
+		say_problem(fix, "%s belongs to %s (uid %u), not root: that user can change the "
+			    "database credentials and every setting of the server", path,
+			    owner ? owner->pw_name : "a user", (unsigned)st.st_uid);
 		mode_ok = false;
 	}
 	if (st.st_mode & S_IRWXO) {
@@ -212,6 +265,10 @@ static void check_account_cache(const struct config *c, const char *path,
 	check_shared_file(path, www, changes, "account change log file",
 			  "changes made through other web servers then show only within "
 			  "account_cache_seconds");
+	/* And metrics.h's counters, named after the same file. */
+	snprintf(changes, sizeof changes, "%s.metrics", board);
+	check_shared_file(path, www, changes, "metrics file",
+			  "the metrics URL then has no counters");
 }
 
 /* ---- the database ----------------------------------------------------------------- */
@@ -258,11 +315,26 @@ static void check_database(const char *path)
 
 /* ---- mail ----------------------------------------------------------------------------- */
 
+static bool mta_optional;
+
+void check_mta_optional(bool optional)
+{
+	mta_optional = optional;
+}
+
 static void check_mail(const struct config *c, const char *path, const char *mail_to)
 {
 	char program[1024], fix[1400];
 	size_t n = strcspn(c->sendmail_command, " \t");
 	snprintf(program, sizeof program, "%.*s", (int)(n < 1000 ? n : 1000), c->sendmail_command);
+	if (!program_exists(program) && mta_optional) {
+		say_note("no mail transfer agent (sendmail_command '%s' does not exist): the "
+			 "server works, but password-reset mails will not be sent. To send them: "
+			 "apt-get install exim4-daemon-light (or msmtp-mta to relay through "
+			 "another server), or set sendmail_command in %s; then 'weave-admin "
+			 "check --mail YOU@EXAMPLE.ORG' sends a test", program, path);
+		return;
+	}
 	if (!program_exists(program)) {
 		snprintf(fix, sizeof fix, "install a mail transfer agent (Debian: apt-get install "
 			 "exim4-daemon-light, or msmtp-mta for a relay), or set sendmail_command in %s",
@@ -289,6 +361,20 @@ static void check_mail(const struct config *c, const char *path, const char *mai
 
 /* ---- Apache ------------------------------------------------------------------------------- */
 
+/* A directive of a module that is off names the module to enable. */
+static const char *configtest_fix(const char *error)
+{
+	if (strstr(error, "Invalid command 'Fcgid") != NULL ||
+	    strstr(error, "fcgid-script") != NULL)
+		return "mod_fcgid is not enabled: a2enmod fcgid && apache2ctl graceful "
+		       "(Debian: apt-get install libapache2-mod-fcgid)";
+	if (strstr(error, "Invalid command 'SSL") != NULL)
+		return "mod_ssl is not enabled: a2enmod ssl && apache2ctl graceful";
+	if (strstr(error, "Invalid command 'CGIPassAuth'") != NULL)
+		return "CGIPassAuth needs Apache 2.4.13 or newer: upgrade apache2";
+	return "correct the line of the file it names, then apache2ctl graceful";
+}
+
 static void check_apache(const struct config *c, const char *path, struct apache_view *v)
 {
 	char fix[1400];
@@ -298,7 +384,7 @@ static void check_apache(const struct config *c, const char *path, struct apache
 		return;
 	}
 	if (!v->configtest_ok)
-		say_problem("correct the file it names, then apache2ctl graceful",
+		say_problem(configtest_fix(v->configtest_error),
 			    "Apache's configuration test fails: %s", v->configtest_error);
 	if (v->alias_target[0] == '\0') {
 		say_problem("weave-admin setup (or: a2enconf weave && apache2ctl graceful; "
@@ -308,6 +394,13 @@ static void check_apache(const struct config *c, const char *path, struct apache
 		return;
 	}
 	say_ok("Apache mounts %s at %s (%s)", v->alias_target, v->mount, v->snippet);
+	if (v->settings_file[0] == '\0')
+		say_problem("a2enconf weave && apache2ctl graceful (weave-admin setup writes "
+			    "conf-available/weave.conf)",
+			    "the mount point is loaded but not the snippet's server-wide settings "
+			    "(FcgidPassHeader, FcgidMaxRequestLen, the process pool): the snippet "
+			    "is not enabled");
+	const char *settings = v->settings_file[0] ? v->settings_file : v->snippet;
 	if (access(v->alias_target, X_OK) != 0) {
 		snprintf(fix, sizeof fix, "make install, or correct the Alias line in %s",
 			 v->snippet);
@@ -329,7 +422,7 @@ static void check_apache(const struct config *c, const char *path, struct apache
 	if (len < c->max_request_bytes) {
 		snprintf(fix, sizeof fix, "set FcgidMaxRequestLen %" PRId64 " in %s (twice "
 			 "max_request_bytes, so larger bodies get 413 from the server)",
-			 c->max_request_bytes * 2, v->snippet);
+			 c->max_request_bytes * 2, settings);
 		say_problem(fix, "FcgidMaxRequestLen %" PRId64 "%s is below max_request_bytes "
 			    "%" PRId64 ": large uploads fail with mod_fcgid's bare 500", len,
 			    v->fcgid_max_request_len < 0 ? " (mod_fcgid's default)" : "",
@@ -413,6 +506,10 @@ static bool fetch_reported(const char *url, const char **cafile, const struct ap
 	say_problem(tls_untrusted(a->code)
 			    ? "install a certificate for the host of public_url (weave-admin "
 			      "setup --cert FILE --key FILE), or correct public_url"
+		    : a->code == CURLE_COULDNT_RESOLVE_HOST
+			    ? "the name does not resolve: give it a DNS A/AAAA record pointing "
+			      "at this server (or, for a test, a line in /etc/hosts), or "
+			      "correct public_url"
 			    : "start Apache (apache2ctl start or systemctl start apache2), "
 			      "or correct public_url",
 		    "no answer from %s: %s", url, a->error);
@@ -469,6 +566,68 @@ static void check_request(const struct config *c, const struct apache_view *v,
 	buf_free(&a.body);
 }
 
+/*
+ * With public_url on https, the same mount point over plain HTTP must not
+ * reach weave.fcgi: a client sent there would send its password in clear.
+ * A redirect, a refusal or another site's page are all fine.
+ */
+static void check_plain_http(const struct config *c)
+{
+	if (c->public_url == NULL || strncmp(c->public_url, "https://", 8) != 0)
+		return;
+	size_t host_len;
+	const char *host = url_host(c->public_url, false, &host_len);
+	const char *path = strchr(c->public_url + 8, '/');
+	char url[2048];
+	struct answer a;
+	snprintf(url, sizeof url, "http://%.*s%suser/1.0/weave-admin-check/node/weave",
+		 (int)host_len, host, path ? path : "/");
+	fetch(url, NULL, &a);
+	if (a.code == CURLE_OK && from_weave(&a))
+		say_problem("serve the mount point from the HTTPS <VirtualHost> only (weave-admin "
+			    "setup puts the Alias there); remove any 'Alias /weave' outside it, "
+			    "or redirect port 80 to https",
+			    "%s is answered by weave.fcgi over plain HTTP: passwords would "
+			    "cross the network in clear", url);
+	else
+		say_ok("plain HTTP (%.*s port 80) does not reach weave.fcgi", (int)host_len, host);
+	buf_free(&a.body);
+}
+
+#define CERT_WARN_DAYS 21
+
+/* Days left on the certificate clients see; expired is a problem, close
+ * to expiry a warning. */
+static void check_certificate(const char *path)
+{
+	if (path == NULL || path[0] == '\0')
+		return;
+	FILE *f = fopen(path, "r");
+	X509 *x = f ? PEM_read_X509(f, NULL, NULL, NULL) : NULL;
+	if (f != NULL)
+		fclose(f);
+	int days = 0, secs = 0;
+	if (x == NULL || ASN1_TIME_diff(&days, &secs, NULL, X509_get0_notAfter(x)) != 1) {
+		X509_free(x);
+		say_problem("check SSLCertificateFile in the HTTPS <VirtualHost>",
+			    "cannot read the certificate %s", path);
+		return;
+	}
+	X509_free(x);
+	char fix[1200];
+	snprintf(fix, sizeof fix, "renew it (certbot renew, or weave-admin setup --cert FILE "
+		 "--key FILE with a new one; remove %s and run setup again for a new "
+		 "self-signed one), then apache2ctl graceful", path);
+	if (days < 0 || (days == 0 && secs <= 0))
+		say_problem(fix, "the certificate %s has expired: clients refuse the server",
+			    path);
+	else if (days < CERT_WARN_DAYS)
+		say_warning(fix, "the certificate %s expires in %d day%s", path, days,
+			    days == 1 ? "" : "s");
+	else
+		say_ok("the certificate %s is valid for %d more days", path, days);
+}
+
 /* ---- the whole check ------------------------------------------------------------------------ */
 
 int check_installation(const char *mail_to, const char *certificate)
@@ -479,7 +638,7 @@ int check_installation(const char *mail_to, const char *certificate)
 	const struct apache_user *www = NULL;
 	struct apache_view view;
 
-	problems = 0;
+	problems = warnings = 0;
 	memset(&view, 0, sizeof view);
 	if (geteuid() != 0)
 		say_note("not run as root: what the Apache user can open is not checked "
@@ -495,8 +654,7 @@ int check_installation(const char *mail_to, const char *certificate)
 	if (!exists || config_load(&admin_cfg, path, err, sizeof err) < 0) {
 		if (exists)
 			say_problem("correct that line (weave.conf(5) lists every key)", "%s", err);
-		printf("%d problem%s found; the rest is checked once the configuration "
-		       "loads\n", problems, problems == 1 ? "" : "s");
+		say_total("; the rest is checked once the configuration loads");
 		return problems;
 	}
 	say_ok("%s loads", path);
@@ -508,10 +666,9 @@ int check_installation(const char *mail_to, const char *certificate)
 	check_mail(&admin_cfg, path, mail_to);
 	check_apache(&admin_cfg, path, &view);
 	check_request(&admin_cfg, &view, certificate);
-	if (problems == 0)
-		puts("no problems found");
-	else
-		printf("%d problem%s found\n", problems, problems == 1 ? "" : "s");
+	check_plain_http(&admin_cfg);
+	check_certificate(certificate != NULL ? certificate : view.certificate);
+	say_total("");
 	return problems;
 }
 
@@ -520,5 +677,17 @@ int cmd_check(const struct args *a)
 	const char *mail_to = a->opt[OPT_MAIL];
 	if (mail_to != NULL && (strpbrk(mail_to, "\r\n") != NULL || strchr(mail_to, '@') == NULL))
 		return usage_error("--mail needs an e-mail address");
-	return check_installation(mail_to, NULL) == 0 ? EXIT_OK : EXIT_FAILED;
+	if (has_opt(a, OPT_JSON))
+		findings = json_object_new_array();
+	int n = check_installation(mail_to, NULL);
+	if (findings != NULL) {
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
+		json_object_object_add(o, "problems", json_object_new_int(n));
+		json_object_object_add(o, "warnings", json_object_new_int(warnings));
+		json_object_object_add(o, "findings", findings);
+		findings = NULL;
+		json_print(o);
+	}
+	return n == 0 ? EXIT_OK : EXIT_FAILED;
 }

@@ -213,12 +213,43 @@ static void scan_file(const char *path, struct apache_view *v)
 				v->fcgid_max_request_len = n;
 		} else if (strcasecmp(word, "SSLCertificateFile") == 0 && v->certificate[0] == '\0') {
 			snprintf(v->certificate, sizeof v->certificate, "%s", arg1);
+		} else if (strcasecmp(word, "FcgidPassHeader") == 0 && v->settings_file[0] == '\0') {
+			snprintf(v->settings_file, sizeof v->settings_file, "%s", path);
 		} else if (strcasecmp(word, "FcgidInitialEnv") == 0 &&
 			   strcmp(arg1, "WEAVE_CONFIG") == 0) {
 			snprintf(v->weave_config, sizeof v->weave_config, "%s", arg2);
 		}
 	}
 	fclose(f);
+}
+
+/*
+ * The lines of apache2ctl -t's output that say what is wrong: "Syntax
+ * error on line N of FILE:" and the reason after it, never the list of
+ * included files that DUMP_INCLUDES prints before them.
+ */
+static void configtest_error(const char *out, struct apache_view *v)
+{
+	const char *p = out, *found = NULL;
+	for (; *p != '\0' && found == NULL; p += strcspn(p, "\n"), p += *p == '\n') {
+		bool listing = strncmp(p, "Included configuration files", 28) == 0 ||
+			       p[0] == ' ' || p[0] == '\t' || p[0] == '\n';
+		if (!listing)
+			found = p;
+	}
+	if (found == NULL)
+		found = out;
+	size_t n = strcspn(found, "\n");
+	char first[320];
+	snprintf(first, sizeof first, "%.*s", (int)(n < 300 ? n : 300), found);
+	if (found[n] == '\n' && strstr(first, "Syntax error") != NULL)
+		n += 1 + strcspn(found + n + 1, "\n"); /* and the reason, on the next line */
+	snprintf(v->configtest_error, sizeof v->configtest_error, "%.*s",
+		 (int)(n < sizeof v->configtest_error - 1 ? n : sizeof v->configtest_error - 1),
+		 found);
+	for (char *c = v->configtest_error; *c != '\0'; c++)
+		if (*c == '\n')
+			*c = ' ';
 }
 
 int apache_view_load(struct apache_view *v)
@@ -233,13 +264,8 @@ int apache_view_load(struct apache_view *v)
 	const char *argv[] = { ctl, "-t", "-D", "DUMP_INCLUDES", NULL };
 	int rc = run_program(argv, &out);
 	v->configtest_ok = rc == 0;
-	if (rc != 0) {
-		/* The first line that says what is wrong. */
-		const char *p = out.data ? out.data : "";
-		size_t n = strcspn(p, "\n");
-		snprintf(v->configtest_error, sizeof v->configtest_error, "%.*s",
-			 (int)(n < 300 ? n : 300), p);
-	}
+	if (rc != 0)
+		configtest_error(out.data ? out.data : "", v);
 	for (char *save = NULL, *line = out.data ? strtok_r(out.data, "\n", &save) : NULL;
 	     line != NULL; line = strtok_r(NULL, "\n", &save)) {
 		char *path = strstr(line, ") /");

@@ -18,11 +18,8 @@
 #include "settings.h"
 #include "util.h"
 
-/* 1: the first schema; 2: adds the nodes table; 3: the throttle table;
- * 4: the record history (write_log, wbo_history, history_usage), the
- * account_changes log and its triggers, a primary key on every table
- * (Galera). */
-#define SCHEMA_VERSION 4
+/* The versions are listed in db_admin.h. */
+#define SCHEMA_VERSION DB_SCHEMA_VERSION
 
 extern const char weave_schema_sql[];
 
@@ -83,6 +80,11 @@ int cmd_db_init(const struct args *a)
 			    "database schema version %" PRId64 " is newer than this "
 			    "weave-admin understands (%d): upgrade weave-server",
 			    version, SCHEMA_VERSION);
+	if (version > 0 && version < SCHEMA_VERSION)
+		printf("upgrading schema version %" PRId64 " to %d in database %s; until this "
+		       "finishes, weave.fcgi answers writes 503 with Retry-After %d (reads go "
+		       "on)\n", version, SCHEMA_VERSION, admin_cfg.db_name,
+		       SETTINGS_UPGRADE_RETRY_AFTER);
 	st = schema_statements(exec_statement, NULL);
 	if (st != DB_OK && strstr(db_last_error(), "log_bin_trust_function_creators"))
 		return fail(EXIT_DATABASE,
@@ -577,9 +579,35 @@ int cmd_settings(const struct args *a)
 	return show_settings(a, NULL);
 }
 
+/* status --json: the same facts; with the database down, what is known
+ * without it and "database_state": "unreachable" with the reason. */
+static void status_json(const struct args *a, const char *state, const char *why,
+			int64_t version, int64_t users, int64_t disabled)
+{
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
+	json_object_object_add(o, "config", json_object_new_string(admin_config_path));
+	json_object_object_add(o, "public_url", json_string_or_null(admin_cfg.public_url));
+	json_object_object_add(o, "registration", json_object_new_boolean(admin_cfg.registration));
+	json_object_object_add(o, "database", json_object_new_string(admin_cfg.db_name));
+	json_object_object_add(o, "database_state", json_object_new_string(state));
+	json_object_object_add(o, "database_error", json_string_or_null(why));
+	json_object_object_add(o, "schema_current", json_object_new_int(SCHEMA_VERSION));
+	if (why == NULL) {
+		json_object_object_add(o, "schema_version", json_object_new_int64(version));
+		json_object_object_add(o, "accounts", json_object_new_int64(users));
+		json_object_object_add(o, "accounts_disabled", json_object_new_int64(disabled));
+		if (version > 0 && show_settings(a, o) != EXIT_OK)
+			json_object_object_add(o, "settings_error",
+					       json_object_new_string(db_last_error()));
+	}
+	json_print(o);
+}
+
 /*
  * status: what an operator asks first. The database (reachable, schema),
  * the accounts, the public URL and sign-up, then the settings in force.
+ * With the database down, --json still prints (exit 4).
  */
 int cmd_status(const struct args *a)
 {
@@ -587,29 +615,20 @@ int cmd_status(const struct args *a)
 	enum db_status st = db_admin_schema_version(&version);
 	if (st == DB_OK && version > 0)
 		st = db_admin_count_users(&users, &disabled);
-	if (st != DB_OK)
-		return db_fail(st, "reading the server's state");
+	const char *state = st == DB_UNAVAILABLE       ? "unreachable"
+			    : st != DB_OK              ? "error"
+			    : version == 0             ? "no_schema"
+			    : version < SCHEMA_VERSION ? "upgrade_needed"
+						       : "ok";
 	const char *where = admin_cfg.db_socket ? admin_cfg.db_socket : admin_cfg.db_host;
 	if (has_opt(a, OPT_JSON)) {
-		struct json_object *o = json_object_new_object();
-		json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
-		json_object_object_add(o, "config", json_object_new_string(admin_config_path));
-		json_object_object_add(o, "public_url", json_string_or_null(admin_cfg.public_url));
-		json_object_object_add(o, "registration",
-				       json_object_new_boolean(admin_cfg.registration));
-		json_object_object_add(o, "database", json_object_new_string(admin_cfg.db_name));
-		json_object_object_add(o, "schema_version", json_object_new_int64(version));
-		json_object_object_add(o, "schema_current", json_object_new_int(SCHEMA_VERSION));
-		json_object_object_add(o, "accounts", json_object_new_int64(users));
-		json_object_object_add(o, "accounts_disabled", json_object_new_int64(disabled));
-		int rc = version > 0 ? show_settings(a, o) : EXIT_OK;
-		if (rc != EXIT_OK) {
-			json_object_put(o);
-			return rc;
-		}
-		json_print(o);
-		return EXIT_OK;
+		char why[512];
+		snprintf(why, sizeof why, "%s", st == DB_OK ? "" : db_last_error());
+		status_json(a, state, st == DB_OK ? NULL : why, version, users, disabled);
+		return st == DB_OK ? EXIT_OK : EXIT_DATABASE;
 	}
+	if (st != DB_OK)
+		return db_fail(st, "reading the server's state");
 	printf("weave-server %s, configuration %s\n", PACKAGE_VERSION, admin_config_path);
 	printf("public_url   %s\n", admin_cfg.public_url ? admin_cfg.public_url
 						     : "(built from each request)");

@@ -40,6 +40,7 @@ struct setup {
 	const char *password_file;
 	struct apache_user www;
 	bool apache_changed;
+	bool ask; /* on a terminal without --yes: ask before replacing an edited file */
 };
 
 /* ---- small file helpers --------------------------------------------------------- */
@@ -102,6 +103,97 @@ static int write_if_changed(const char *path, const char *content, mode_t mode, 
 static void step(const char *what, int changed)
 {
 	printf("%-8s %s\n", changed ? "changed" : "ok", what);
+}
+
+/* ---- files setup owns, kept when edited locally ------------------------------- */
+
+#define STAMP "# Written by weave-admin setup; sha256 of the lines above: "
+
+static void sha256_hex(const char *text, size_t len, char out[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	EVP_Digest(text, len, md, &n, EVP_sha256(), NULL);
+	for (unsigned int i = 0; i < n && i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+/* content followed by the stamp line that proves it unedited later. */
+static void stamped(const char *content, struct buf *out)
+{
+	char hex[65] = "";
+	sha256_hex(content, strlen(content), hex);
+	buf_printf(out, "%s" STAMP "%s\n", content, hex);
+}
+
+/* Does text end with a stamp that matches the lines above it? */
+static bool unedited(const char *text)
+{
+	size_t len = strlen(text);
+	if (len < 2 || text[len - 1] != '\n')
+		return false;
+	const char *last = text + len - 1;
+	while (last > text && last[-1] != '\n')
+		last--;
+	size_t stamp_len = strlen(STAMP);
+	if (strncmp(last, STAMP, stamp_len) != 0 || strlen(last + stamp_len) != 65)
+		return false;
+	char hex[65] = "";
+	sha256_hex(text, (size_t)(last - text), hex);
+	return memcmp(hex, last + stamp_len, 64) == 0;
+}
+
+static int copy_aside(const char *path, const char *suffix, const char *text, char *out,
+		      size_t cap)
+{
+	snprintf(out, cap, "%s%s", path, suffix);
+	return write_if_changed(out, text, 0644, 0, 0) < 0 ? -1 : 0;
+}
+
+/*
+ * Write a file setup owns (an Apache file): new, unchanged, or replaced
+ * when it is still what setup wrote (the old one kept as FILE.weave-old).
+ * A file edited since (its stamp does not match) is kept: setup's
+ * version goes beside it as FILE.weave-new, unless the admin, asked on a
+ * terminal, says to replace it. 1 written, 0 unchanged, KEPT_ASIDE,
+ * or -1 failed (message printed).
+ */
+#define KEPT_ASIDE 2
+static int write_owned(const char *path, const char *content, bool ask)
+{
+	struct buf want, old;
+	char aside[1100];
+	int rc;
+	buf_init(&want, 2 * 1024 * 1024);
+	buf_init(&old, 2 * 1024 * 1024);
+	stamped(content, &want);
+	bool exists = read_whole(path, &old) == 0 && old.data != NULL;
+	bool same = exists && strcmp(old.data, want.data) == 0;
+	bool replace = exists && !same && unedited(old.data);
+	if (exists && !same && !replace && ask) {
+		printf("note     %s was edited since setup wrote it\n", path);
+		replace = confirm("Replace it (your version is kept as .weave-old)?");
+	}
+	if (!exists || same) {
+		rc = write_if_changed(path, want.data, 0644, 0, 0);
+	} else if (replace) {
+		rc = copy_aside(path, ".weave-old", old.data, aside, sizeof aside);
+		if (rc == 0)
+			rc = write_if_changed(path, want.data, 0644, 0, 0);
+		if (rc > 0)
+			printf("note     the previous %s is kept as %s\n", path, aside);
+	} else {
+		rc = copy_aside(path, ".weave-new", want.data, aside, sizeof aside);
+		if (rc == 0) {
+			rc = KEPT_ASIDE;
+			printf("kept     %s (edited locally); setup's version is %s: compare with "
+			       "'diff -u %s %s', and move it over the file to take it\n",
+			       path, aside, path, aside);
+		}
+	}
+	buf_free(&want);
+	buf_free(&old);
+	return rc;
 }
 
 /* n random bytes as 2n hex digits. */
@@ -354,8 +446,13 @@ static int setup_certificate(struct setup *s)
 	snprintf(san, sizeof san, "subjectAltName=%s:%s", is_ipv4(s->host) ? "IP" : "DNS",
 		 s->host);
 	/* RSA 2048 with SHA-256: what the oldest clients (Firefox 4's NSS) accept. */
+	/* A server's certificate, not a CA's: with openssl's default CA:TRUE
+	 * Apache warns at every start and strict clients refuse it. */
 	const char *argv[] = { "openssl", "req", "-x509", "-newkey", "rsa:2048", "-sha256",
 			       "-nodes", "-days", "3650", "-subj", subject, "-addext", san,
+			       "-addext", "basicConstraints=critical,CA:FALSE",
+			       "-addext", "keyUsage=critical,digitalSignature,keyEncipherment",
+			       "-addext", "extendedKeyUsage=serverAuth",
 			       "-keyout", s->key_path, "-out", s->cert_path, NULL };
 	umask(077);
 	int rc = run_quiet(argv, "openssl req (a self-signed certificate)");
@@ -404,35 +501,51 @@ static int apache_running(void)
 	return pid > 0 && kill((pid_t)pid, 0) == 0;
 }
 
-static int setup_apache(struct setup *s)
+/*
+ * The snippet's mount-point block (between "# >>> mount point" and
+ * "# <<< mount point") into mount, indented for a <VirtualHost>; the
+ * rest, valid at server level, into server. -1 without the markers.
+ */
+static int split_snippet(const char *text, struct buf *server, struct buf *mount)
 {
-	struct buf snippet, site;
-	int changed = 0, rc;
-
-	buf_init(&snippet, 1024 * 1024);
-	if (read_whole(WEAVE_APACHE_SNIPPET, &snippet) != 0 || snippet.data == NULL) {
-		buf_free(&snippet);
-		return fail(EXIT_FAILED, "cannot read the Apache snippet " WEAVE_APACHE_SNIPPET
-			    " (make install puts it there)");
+	const char *begin = strstr(text, "\n# >>> mount point");
+	const char *end = begin ? strstr(begin, "\n# <<< mount point") : NULL;
+	if (end == NULL)
+		return -1;
+	buf_append(server, text, (size_t)(begin - text) + 1);
+	const char *after = strchr(end + 1, '\n');
+	buf_puts(server, after ? after + 1 : "");
+	for (const char *p = strchr(begin + 1, '\n') + 1; p < end + 1;) {
+		size_t n = strcspn(p, "\n");
+		if (n > 0)
+			buf_puts(mount, "    ");
+		buf_append(mount, p, n);
+		buf_putc(mount, '\n');
+		p += n + 1;
 	}
-	if (strcmp(admin_config_path, WEAVE_DEFAULT_CONFIG) != 0)
-		buf_printf(&snippet, "\n# Written by weave-admin setup: the server's config file.\n"
-			   "FcgidInitialEnv WEAVE_CONFIG %s\n", admin_config_path);
-	rc = write_if_changed(APACHE_CONF, snippet.data, 0644, 0, 0);
-	buf_free(&snippet);
-	if (rc < 0)
-		return EXIT_FAILED;
-	step(APACHE_CONF, rc);
-	changed |= rc;
+	return 0;
+}
 
-	if ((rc = setup_certificate(s)) != EXIT_OK)
-		return rc;
+/* write_owned() and its line; 1 changed, 0 not (or kept), -1 failed. */
+static int write_step(const char *path, const char *content, const struct setup *s)
+{
+	int rc = write_owned(path, content, s->ask);
+	if (rc == 0 || rc == 1)
+		step(path, rc);
+	return rc == KEPT_ASIDE ? 0 : rc;
+}
+
+/* The HTTPS virtual host, with the mount point in it. */
+static int write_site(const struct setup *s, const char *mount)
+{
+	struct buf site;
 	buf_init(&site, 64 * 1024);
 	buf_printf(&site,
-		   "# HTTPS for weave-server, written by weave-admin setup (a new run\n"
-		   "# writes it again). The mount point itself (Alias " MOUNT ") comes from\n"
-		   "# conf-available/weave.conf at server level; what a virtual host does\n"
-		   "# not inherit from there is repeated here.\n"
+		   "# HTTPS for weave-server, written by weave-admin setup. The mount\n"
+		   "# point is here only, so plain HTTP (port 80) never reaches weave.fcgi;\n"
+		   "# the server-wide settings are in conf-available/weave.conf. Edit at\n"
+		   "# will: a later setup keeps your version and writes its own beside it\n"
+		   "# (weave-ssl.conf.weave-new).\n"
 		   "<IfModule mod_ssl.c>\n"
 		   "<VirtualHost *:443>\n"
 		   "    ServerName %s\n"
@@ -440,17 +553,57 @@ static int setup_apache(struct setup *s)
 		   "    SSLCertificateFile %s\n"
 		   "    SSLCertificateKeyFile %s\n"
 		   "    # Record ids may hold %%2F: let weave.fcgi, not Apache, answer them.\n"
-		   "    AllowEncodedSlashes NoDecode\n"
+		   "    AllowEncodedSlashes NoDecode\n\n%s"
 		   "</VirtualHost>\n"
 		   "</IfModule>\n",
-		   s->host, s->cert_path, s->key_path);
-	rc = write_if_changed(APACHE_SITE, site.data, 0644, 0, 0);
+		   s->host, s->cert_path, s->key_path, mount);
+	int rc = write_step(APACHE_SITE, site.data, s);
 	buf_free(&site);
+	return rc;
+}
+
+static int enable_and_reload(int changed);
+
+static int setup_apache(struct setup *s)
+{
+	struct buf snippet, server, mount;
+	int changed = 0, rc;
+
+	buf_init(&snippet, 1024 * 1024);
+	buf_init(&server, 1024 * 1024);
+	buf_init(&mount, 64 * 1024);
+	if (read_whole(WEAVE_APACHE_SNIPPET, &snippet) != 0 || snippet.data == NULL ||
+	    split_snippet(snippet.data, &server, &mount) != 0) {
+		buf_free(&snippet);
+		buf_free(&server);
+		buf_free(&mount);
+		return fail(EXIT_FAILED, "cannot read the Apache snippet " WEAVE_APACHE_SNIPPET
+			    " with its mount-point block (make install puts it there)");
+	}
+	buf_free(&snippet);
+	if (strcmp(admin_config_path, WEAVE_DEFAULT_CONFIG) != 0)
+		buf_printf(&server, "\n# Written by weave-admin setup: the server's config file.\n"
+			   "FcgidInitialEnv WEAVE_CONFIG %s\n", admin_config_path);
+	rc = write_step(APACHE_CONF, server.data, s);
+	buf_free(&server);
+	if (rc < 0 || setup_certificate(s) != EXIT_OK) {
+		buf_free(&mount);
+		return EXIT_FAILED;
+	}
+	changed |= rc;
+	rc = write_site(s, mount.data ? mount.data : "");
+	buf_free(&mount);
 	if (rc < 0)
 		return EXIT_FAILED;
-	step(APACHE_SITE, rc);
 	changed |= rc;
+	return enable_and_reload(changed);
+}
 
+/* Enable the modules, the snippet and the site; reload Apache when
+ * anything changed (or start it). */
+static int enable_and_reload(int changed)
+{
+	int rc;
 	static const struct {
 		const char *tool, *name, *enabled;
 	} parts[] = {
@@ -503,6 +656,14 @@ static int setup_first_user(struct setup *s)
 	enum db_status st = db_user_exists(name, &exists);
 	if (st != DB_OK)
 		return db_fail(st, "looking up the first account");
+	if (exists && s->password_file != NULL) {
+		/* Setup never changes a live account's password behind the admin's back. */
+		printf("kept     account %s exists: its password was NOT changed (--password-file "
+		       "sets it only when setup creates the account); to change it: weave-admin "
+		       "user passwd %s --password-file %s\n", s->first_user, name,
+		       s->password_file);
+		return EXIT_OK;
+	}
 	if (exists) {
 		printf("ok       account %s exists (its password is unchanged)\n", s->first_user);
 		return EXIT_OK;
@@ -536,6 +697,7 @@ static int gather(const struct args *a, struct setup *s)
 	if (!yes && !isatty(STDIN_FILENO))
 		return usage_error("standard input is not a terminal: give --yes and the "
 				   "options instead of answers");
+	s->ask = !yes;
 	s->cert = a->opt[OPT_CERT];
 	s->key = a->opt[OPT_KEY];
 	s->first_user = a->opt[OPT_FIRST_USER];
@@ -626,7 +788,9 @@ int cmd_setup(const struct args *a)
 		snprintf(fingerprint, sizeof fingerprint, "(cannot read the certificate)");
 
 	printf("\nChecking the installation (weave-admin check):\n");
+	check_mta_optional(true);
 	int problems = check_installation(NULL, s.cert_path);
+	check_mta_optional(false);
 	const char *url = admin_cfg.public_url ? admin_cfg.public_url : "";
 	printf("\nCertificate: %s\nSHA-256 fingerprint: %s\n", s.cert_path, fingerprint);
 	printf("\nIn the client (Firefox's Sync or the Weave add-on):\n"

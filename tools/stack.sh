@@ -244,9 +244,10 @@ stack_write_config() {
 	(($#)) && shift
 	local tmp board
 	board=$(dirname "$(realpath -m "$file")")/account-cache
-	rm -f "$board" "$board.changes"
+	rm -f "$board" "$board.changes" "$board.metrics"
 	install -o "$STACK_WWW_USER" -g "$STACK_WWW_USER" -m 0600 /dev/null "$board"
 	install -o "$STACK_WWW_USER" -g "$STACK_WWW_USER" -m 0600 /dev/null "$board.changes"
+	install -o "$STACK_WWW_USER" -g "$STACK_WWW_USER" -m 0600 /dev/null "$board.metrics"
 	tmp=$(mktemp "$file.XXXXXX")
 	{
 		echo "# weave-server configuration, written by tools/stack.sh"

@@ -48,7 +48,8 @@
 	"exists; --mail ADDRESS sends a test), Apache (configuration test, the\n" \
 	"snippet loaded, AllowEncodedSlashes NoDecode, FcgidMaxRequestLen >=\n" \
 	"max_request_bytes) and one real request through public_url. Exits 1\n" \
-	"when there is any problem. Needs root for the checks as the Apache user."
+	"when there is any problem. Needs root for the checks as the Apache user.\n" \
+	"--json prints {\"problems\": N, \"findings\": [{\"level\", \"what\", \"fix\"}]}."
 
 /* A row may end before its flags: they are then 0, the usual. */
 #pragma GCC diagnostic push
@@ -343,7 +344,7 @@ static const struct command commands[] = {
 	  "                      [--first-user NAME " PW_FILE "]",
 	  "install: database, weave.conf, Apache with HTTPS, first account",
 	  SETUP_HELP, CMD_OWN_CONFIG },
-	{ "check", 0, 0, OPT(OPT_MAIL), cmd_check, "[--mail ADDRESS]",
+	{ "check", 0, 0, OPT(OPT_MAIL) | OPT(OPT_JSON), cmd_check, "[--mail ADDRESS] [--json]",
 	  "say what is wrong with this installation, and how to fix it",
 	  CHECK_HELP, CMD_OWN_CONFIG },
 };
@@ -398,6 +399,32 @@ static const char exit_text[] =
 	"Exit status: 0 success, 1 the operation failed (e.g. no such user),\n"
 	"2 usage error, 3 configuration error, 4 database unavailable or error.\n";
 
+#define HELP_WIDTH 80
+
+/* lead, then text's words filled to HELP_WIDTH columns; continuation
+ * lines start with indent blanks. Help fits an 80-column terminal. */
+static void print_wrapped(FILE *out, const char *lead, size_t indent, const char *text)
+{
+	size_t col = strlen(lead);
+	bool first = true;
+	fputs(lead, out);
+	for (const char *p = text + strspn(text, " \n"); *p != '\0'; first = false) {
+		size_t n = strcspn(p, " \n");
+		if (!first && col + 1 + n > HELP_WIDTH) {
+			fprintf(out, "\n%*s", (int)indent, "");
+			col = indent;
+		} else if (!first) {
+			fputc(' ', out);
+			col++;
+		}
+		fwrite(p, 1, n, out);
+		col += n;
+		p += n;
+		p += strspn(p, " \n");
+	}
+	fputc('\n', out);
+}
+
 static void print_overview(FILE *out, const char *group)
 {
 	fputs("Usage: weave-admin [--config FILE] [--json] COMMAND [ARGS...] [--help]\n"
@@ -414,10 +441,13 @@ static void print_overview(FILE *out, const char *group)
 		if (group != NULL && (strncmp(c->words, group, glen) != 0 ||
 				      c->words[glen] != ' '))
 			continue;
-		fprintf(out, "  %-16s %s\n", c->words, c->summary);
+		char lead[64];
+		snprintf(lead, sizeof lead, "  %-16s ", c->words);
+		print_wrapped(out, lead, 19, c->summary);
 	}
 	fputs("\nOptions:\n"
-	      "  --config FILE   config file (default: $WEAVE_CONFIG, else " WEAVE_DEFAULT_CONFIG ")\n"
+	      "  --config FILE   config file (default: $WEAVE_CONFIG, else\n"
+	      "                  " WEAVE_DEFAULT_CONFIG ")\n"
 	      "  --json          JSON output, for the commands that have it\n"
 	      "  --help          show help; after a command, that command's help\n"
 	      "  --version       show the version\n\n",
@@ -429,8 +459,10 @@ static void print_overview(FILE *out, const char *group)
 
 static void print_command_help(const struct command *c)
 {
-	printf("Usage: weave-admin [--config FILE] %s %s\n\n%s\n\n", c->words,
-	       c->synopsis, c->help);
+	char lead[128];
+	snprintf(lead, sizeof lead, "Usage: weave-admin [--config FILE] %s ", c->words);
+	print_wrapped(stdout, lead, strlen(lead) <= 40 ? strlen(lead) : 11, c->synopsis);
+	printf("\n%s\n\n", c->help);
 	fputs(exit_text, stdout);
 }
 

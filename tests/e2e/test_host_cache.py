@@ -35,7 +35,7 @@ def log_offset():
 def processes_serving(users, offset):
     """Process ids whose log lines since offset name one of users."""
     names = "|".join(re.escape(u) for u in users)
-    pattern = re.compile(rf"weave\[(\d+)\] \w+ req=\d+ user=(?:{names}):")
+    pattern = re.compile(rf"weave\[(\d+)\] \w+ req=\d+ user=(?:{names})[ :]")
     with open(APACHE_LOG, "rb") as f:
         f.seek(offset)
         text = f.read().decode("utf-8", "replace")

@@ -17,6 +17,7 @@ WEAVE_INSTALL_BUILD=DIR reuses a build tree configured with
 """
 
 import atexit
+import json
 import os
 import re
 import shutil
@@ -165,6 +166,35 @@ def test_setup_from_scratch_gives_an_https_server():
     assert f"public_url = {URL}\n" in conf
     assert "AllowEncodedSlashes NoDecode" in sh(f"cat {SITE}").stdout
     assert sh("stat -c %a /etc/weave/tls/localhost.key").stdout.strip() == "600"
+    # The mount point is in the HTTPS virtual host only, never server-wide.
+    site, snippet = sh(f"cat {SITE}").stdout, sh(f"cat {SNIPPET}").stdout
+    assert "\n    Alias /weave /usr/libexec/weave/weave.fcgi\n" in site, site
+    assert "<Location /weave>" in site and "CGIPassAuth On" in site, site
+    assert not re.search(r"^\s*(Alias|<Location)", snippet, re.M), snippet
+    assert "FcgidPassHeader Authorization" in snippet and "FcgidMaxRequestLen" in snippet
+    # A server's certificate, not a certificate authority's.
+    x = sh(f"openssl x509 -in {CERT} -noout -ext basicConstraints,keyUsage,extendedKeyUsage").stdout
+    assert "CA:FALSE" in x and "Digital Signature" in x and "TLS Web Server Authentication" in x, x
+    assert "CA:TRUE" not in x
+    # Both programs say the version this tree was built as.
+    version = box().run(["weave-admin", "--version"], check=True).stdout.split()[-1]
+    assert re.match(r"^\d+\.\d+\.\d+", version) and version != "0.1.0", version
+    fcgi = box().run(["/usr/libexec/weave/weave.fcgi", "--version"], check=True).stdout
+    assert fcgi.strip() == f"weave.fcgi (weave-server) {version}", fcgi
+    assert request_status(f"{URL}health") == "200"
+
+
+def request_status(url, *curl_args):
+    return sh(f"curl -s -o /dev/null -w '%{{http_code}}' --cacert {CERT} {' '.join(curl_args)} "
+              f"'{url}'", check=False).stdout
+
+
+def test_plain_http_on_port_80_does_not_reach_weave_fcgi():
+    out = sh("curl -s -i http://localhost/weave/user/1.0/alice/node/weave", check=False).stdout
+    assert "application/json" not in out, out
+    p, problems = check()
+    assert p.returncode == 0 and "ok: plain HTTP (localhost port 80) does not reach weave.fcgi" \
+        in p.stdout, p.stdout
 
 
 def test_weave_1_0_client_round_trip_over_https():
@@ -199,10 +229,62 @@ def test_setup_again_changes_nothing():
     assert fingerprint_of_tree() == before
 
 
+def test_setup_keeps_a_locally_edited_vhost_and_says_so():
+    sh(f"sed -i 's|^    AllowEncodedSlashes NoDecode$|&\\n    CustomLog /var/log/apache2/weave.log combined|' {SITE}")
+    edited = sh(f"cat {SITE}").stdout
+    assert "CustomLog /var/log/apache2/weave.log" in edited
+    p = admin("setup", "--yes", "--server-name", "localhost")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert sh(f"cat {SITE}").stdout == edited, "setup rewrote the edited vhost"
+    assert f"kept     {SITE} (edited locally); setup's version is {SITE}.weave-new" in p.stdout, p.stdout
+    new = sh(f"cat {SITE}.weave-new").stdout
+    assert "CustomLog" not in new and "Alias /weave" in new, new
+    # Taking setup's version: the next run finds the file as setup wrote it.
+    sh(f"mv {SITE}.weave-new {SITE}")
+    p = admin("setup", "--yes", "--server-name", "localhost")
+    assert p.returncode == 0 and "edited locally" not in p.stdout, p.stdout
+    assert f"ok       {SITE}" in p.stdout, p.stdout
+
+
+def test_setup_with_a_new_password_file_for_an_existing_user_keeps_the_password():
+    pw2 = os.path.join(box().top, "password2")
+    with open(pw2, "w") as f:
+        f.write("another fine password 42\n")
+    p = admin("setup", "--yes", "--server-name", "localhost", "--first-user", USER,
+              "--password-file", pw2)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "its password was NOT changed" in p.stdout, p.stdout
+    assert f"weave-admin user passwd {USER} --password-file {pw2}" in p.stdout, p.stdout
+    url = f"{URL}1.0/{USER}/info/collections"
+    assert request_status(url, "-u", f"'{USER}:{PASSWORD}'") == "200"
+    assert request_status(url, "-u", f"'{USER}:another fine password 42'") == "401"
+
+
+def test_setup_without_a_mail_transfer_agent_succeeds_with_a_note():
+    sh("mv /usr/sbin/sendmail /usr/sbin/sendmail.away")
+    try:
+        p = admin("setup", "--yes", "--server-name", "localhost")
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert "no problems found" in p.stdout, p.stdout
+        assert "password-reset mails will not be sent" in p.stdout and "exim4" in p.stdout, p.stdout
+        # check itself still calls it a problem (the admin asked about the whole host).
+        c, problems = check()
+        assert c.returncode == 1 and any("sendmail_command" in line for line in problems), c.stdout
+    finally:
+        sh("mv /usr/sbin/sendmail.away /usr/sbin/sendmail")
+
+
 def test_check_passes_on_the_installation():
     p, problems = check()
     assert p.returncode == 0 and problems == [], p.stdout + p.stderr
     assert "no problems found" in p.stdout
+    j = admin("check", "--json")
+    assert j.returncode == 0, j.stdout + j.stderr
+    doc = json.loads(j.stdout)
+    assert doc["problems"] == 0 and doc["warnings"] == 0, doc
+    levels = {f["level"] for f in doc["findings"]}
+    assert "ok" in levels and levels <= {"ok", "note"}, doc
+    assert any("certificate" in f["what"] and "more days" in f["what"] for f in doc["findings"]), doc
     # --mail hands a test to the MTA.
     p = admin("check", "--mail", "admin@example.org")
     assert p.returncode == 0, p.stdout
@@ -233,6 +315,9 @@ def test_setup_with_a_given_certificate():
               "--key", f"{top}/given.key")
     assert p.returncode == 0, p.stdout + p.stderr
     assert f"SSLCertificateFile {top}/given.crt" in sh(f"cat {SITE}").stdout
+    # The vhost was as setup wrote it: replaced, the previous one kept.
+    assert f"note     the previous {SITE} is kept as {SITE}.weave-old" in p.stdout, p.stdout
+    assert f"SSLCertificateFile {CERT}" in sh(f"cat {SITE}.weave-old").stdout
     x = sh(f"openssl x509 -in {top}/given.crt -noout -fingerprint -sha256").stdout
     m = re.search(r"SHA-256 fingerprint: ([0-9A-F:]{95})\n", p.stdout)
     assert m and m.group(1) in x, (p.stdout, x)
@@ -241,6 +326,37 @@ def test_setup_with_a_given_certificate():
     assert code == "200", code
     # Back to the self-signed one for the checks below.
     p = admin("setup", "--yes", "--server-name", "localhost")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert f"SSLCertificateFile {CERT}" in sh(f"cat {SITE}").stdout
+
+
+def test_check_warns_of_a_certificate_close_to_expiry_and_fails_on_an_expired_one():
+    top = box().top
+    try:
+        for days in (5, 1):
+            crt, key = f"{top}/soon{days}.crt", f"{top}/soon{days}.key"
+            sh(f"openssl req -x509 -newkey rsa:2048 -sha256 -nodes -days {days} -subj /CN=localhost "
+               f"-addext subjectAltName=DNS:localhost -keyout {key} -out {crt} 2>/dev/null")
+            p = admin("setup", "--yes", "--server-name", "localhost", "--cert", crt, "--key", key)
+            assert p.returncode == 0, p.stdout + p.stderr
+            c, problems = check()
+            assert c.returncode == 0 and problems == [], c.stdout
+            assert f"warning: the certificate {crt} expires in {days - 1} day" in c.stdout, c.stdout
+            assert "no problems found, 1 warning" in c.stdout, c.stdout
+        # Expired: a problem. A self-signed certificate of January 2020 in
+        # place of the served one (openssl ca takes explicit dates; req does not).
+        ca = f"{top}/ca"
+        sh(f"mkdir -p {ca} && : > {ca}/index && echo 01 > {ca}/serial && "
+           f"printf '[ca]\\ndefault_ca=d\\n[d]\\ndatabase={ca}/index\\nnew_certs_dir={ca}\\n"
+           f"serial={ca}/serial\\ndefault_md=sha256\\npolicy=p\\n[p]\\ncommonName=supplied\\n' > {ca}/cnf && "
+           f"openssl req -new -key {key} -subj /CN=localhost -out {ca}/csr && "
+           f"openssl ca -batch -config {ca}/cnf -selfsign -keyfile {key} -in {ca}/csr "
+           f"-startdate 20200101000000Z -enddate 20200201000000Z -out {crt} 2>/dev/null")
+        c, problems = check()
+        assert c.returncode == 1 and any("has expired" in line and "renew" in line
+                                         for line in problems), c.stdout
+    finally:
+        p = admin("setup", "--yes", "--server-name", "localhost")
     assert p.returncode == 0, p.stdout + p.stderr
     assert f"SSLCertificateFile {CERT}" in sh(f"cat {SITE}").stdout
 
@@ -257,6 +373,9 @@ CONF_BREAKS = [
     ("mode 0644", f"chmod 0644 {CONF}", "open to every user"),
     ("group root", f"chgrp root {CONF}", "cannot read /etc/weave/weave.conf"),
     ("owned by www-data", f"chown www-data {CONF}", "belongs to the Apache user www-data"),
+    ("owned by another user", f"chown nobody {CONF}", "belongs to nobody (uid"),
+    ("unresolvable server name",
+     edit_conf("'s|^public_url = .*|public_url = https://weave.invalid/weave/|'"), "DNS A/AAAA record"),
     ("captcha without secret", edit_conf("-e '/^captcha_secret/d' -e 's/^registration = off/registration = on/'"),
      "captcha_secret is unset"),
     ("captcha verifier without keys", f"echo 'captcha_verify_url = https://verify.example/' >> {CONF}",
@@ -293,7 +412,7 @@ def test_check_names_each_broken_setting_of_weave_conf():
 
 
 def test_check_names_the_account_cache_file_of_another_user():
-    board = sh("ls /dev/shm/weave-server-* | grep -v '\\.changes$'").stdout.strip()
+    board = sh("ls /dev/shm/weave-server-* | grep -Ev '\\.(changes|metrics)$'").stdout.strip()
     assert board, "no account cache file: the server never ran?"
     sh(f"cp -p {board} {box().top}/board && rm {board} && install -m 600 -o root /dev/null {board} && "
        f"truncate -s $(stat -c %s {box().top}/board) {board}")
@@ -331,6 +450,9 @@ def test_check_names_a_stopped_database():
 
 APACHE_BREAKS = [
     ("snippet disabled", "a2disconf -q weave", "a2enconf -q weave", "the snippet is not enabled"),
+    ("the whole snippet server-wide (as setup did before)",
+     f"cp /usr/share/weave-server/apache-weave.conf {SNIPPET}", None,
+     "over plain HTTP: passwords would cross the network in clear"),
     ("no AllowEncodedSlashes in the vhost", f"sed -i '/AllowEncodedSlashes/d' {SITE}",
      None, "by something other than weave.fcgi"),
     ("FcgidMaxRequestLen below max_request_bytes",
@@ -371,6 +493,33 @@ def test_check_names_each_broken_apache_setting():
     sh(f"cat {box().top}/saved > {SITE} && apache2ctl start && sleep 1")
     p, problems = check()
     assert p.returncode == 0, p.stdout
+
+
+def test_check_names_mod_fcgid_disabled_and_the_fix():
+    sh("a2dismod -q -f fcgid")
+    try:
+        p, problems = check()
+        line = [l for l in problems if "configuration test fails" in l]
+        assert p.returncode == 1 and line, p.stdout
+        assert "Included configuration files" not in line[0], line[0]
+        assert "Fcgid" in line[0] and "a2enmod fcgid" in line[0], line[0]
+    finally:
+        sh("a2enmod -q fcgid")
+    p, problems = check()
+    assert p.returncode == 0, p.stdout
+
+
+def test_make_uninstall_removes_what_install_made_and_names_the_rest():
+    out = sh(f"make -C {S['build']} uninstall").stdout
+    for path in ("/usr/sbin/weave-admin", "/usr/libexec/weave", "/usr/share/weave-server",
+                 "/usr/share/man/man8/weave-admin.8", "/usr/share/man/man5/weave.conf.5",
+                 "/usr/share/bash-completion/completions/weave-admin", "/usr/share/doc/weave-server"):
+        assert sh(f"test -e {path}", check=False).returncode != 0, f"{path} is still there"
+    for words in ("rm -r /etc/weave", "a2dissite weave-ssl; a2disconf weave", "DROP DATABASE weave",
+                  "rm -f /dev/shm/weave-server-*"):
+        assert words in out, (words, out)
+    # What it names is really there to remove.
+    assert sh("test -f /etc/weave/weave.conf && ls /dev/shm/weave-server-*", check=False).returncode == 0
 
 
 # ---- the host --------------------------------------------------------------------------------------

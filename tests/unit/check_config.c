@@ -220,6 +220,34 @@ START_TEST(test_short_secrets)
 }
 END_TEST
 
+/* The metrics URL: off by default, open to localhost once on, and its
+ * token a secret of our own (16 bytes at least, never echoed). */
+START_TEST(test_metrics_settings)
+{
+	struct config cfg;
+	char err[ERRLEN];
+	config_defaults(&cfg);
+	ck_assert(!cfg.metrics);
+	ck_assert_str_eq(cfg.metrics_allow, "127.0.0.1 ::1");
+	ck_assert_ptr_null(cfg.metrics_token);
+	config_free(&cfg);
+	ck_assert_msg(parse_text(&cfg, "metrics = on\nmetrics_allow = 10.0.0.0/8\n"
+				       "metrics_token = 0123456789abcdef-x\n", err) == 0, "%s", err);
+	ck_assert(cfg.metrics);
+	ck_assert_str_eq(cfg.metrics_allow, "10.0.0.0/8");
+	ck_assert_str_eq(cfg.metrics_token, "0123456789abcdef-x");
+	config_free(&cfg);
+	ck_assert_int_eq(parse_text(&cfg, "metrics_token =\n", err), 0);
+	ck_assert_ptr_null(cfg.metrics_token);
+	config_free(&cfg);
+	expect_error("metrics = maybe\n", "test.conf:1:", "'metrics'", NULL);
+	ck_assert_int_eq(parse_text(&cfg, "metrics_token = short-secret\n", err), -1);
+	ck_assert_msg(strstr(err, "too short") != NULL && strstr(err, "short-secret") == NULL,
+		      "%s", err);
+	config_free(&cfg);
+}
+END_TEST
+
 START_TEST(test_unknown_key)
 {
 	expect_error("db_host = x\n\nnosuch = 1\n", "test.conf:3:", "'nosuch'",
@@ -663,6 +691,7 @@ Suite *config_suite(void)
 
 	tc = tcase_create("errors");
 	tcase_add_test(tc, test_short_secrets);
+	tcase_add_test(tc, test_metrics_settings);
 	tcase_add_test(tc, test_unknown_key);
 	tcase_add_test(tc, test_no_equals);
 	tcase_add_test(tc, test_repeated_key);

@@ -22,5 +22,6 @@ Suite *mail_suite(void);
 Suite *time_arg_suite(void);
 Suite *shared_table_suite(void);
 Suite *line_reader_suite(void);
+Suite *metrics_suite(void);
 
 #endif
