@@ -10,7 +10,7 @@
 #include "client_address.h"
 #include "config.h"
 #include "db.h"
-#include "db_admin.h"
+#include "db_schema.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -20,7 +20,7 @@
 static void serve_health(struct response *resp)
 {
 	int64_t version = 0;
-	enum db_status st = db_admin_schema_version(&version);
+	enum db_status st = db_schema_version(&version);
 	bool db_ok = st == DB_OK;
 	bool schema_ok = db_ok && version >= DB_SCHEMA_VERSION;
 	struct json_object *o = json_object_new_object();

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "db_admin.h"
+#include "db_schema.h"
 #include "db_settings.h"
 #include "util.h"
 
@@ -47,7 +47,7 @@ void settings_current(const struct config *cfg, int64_t now_seconds,
 		cache.has_backoff = cache.has_maintenance = cache.has_retry_after = false;
 		int64_t version = 0;
 		if (db_settings_read(setting_row, NULL) == DB_OK &&
-		    db_admin_schema_version(&version) == DB_OK) {
+		    db_schema_version(&version) == DB_OK) {
 			cache.loaded = true;
 			cache.read_at = now_seconds;
 			cache.schema_behind = version < DB_SCHEMA_VERSION;

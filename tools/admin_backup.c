@@ -218,7 +218,7 @@ static int choose_accounts(struct backup_ctx *b, const struct backup_names *name
 static int backup_all(struct backup_ctx *b, const struct backup_names *names)
 {
 	int64_t schema = 0;
-	enum db_status st = db_admin_schema_version(&schema);
+	enum db_status st = db_schema_version(&schema);
 	if (st != DB_OK)
 		return db_fail(st, "reading the schema version");
 	int rc = choose_accounts(b, names);

@@ -235,7 +235,7 @@ static int on_header(struct restore *s, struct json_object *o)
 	int rc = restore_parse_header(&s->at, o, &h);
 	if (rc != EXIT_OK || s->apply)
 		return rc;
-	enum db_status st = db_admin_schema_version(&installed);
+	enum db_status st = db_schema_version(&installed);
 	if (st != DB_OK)
 		return db_fail(st, "reading the schema version");
 	if (h.schema > installed)

@@ -72,7 +72,7 @@ int cmd_db_init(const struct args *a)
 	(void)a;
 	if (!db_server_supported(why, sizeof why))
 		return fail(EXIT_DATABASE, "%s", why);
-	enum db_status st = db_admin_schema_version(&version);
+	enum db_status st = db_schema_version(&version);
 	if (st != DB_OK)
 		return db_fail(st, "reading the schema version");
 	if (version > SCHEMA_VERSION)
@@ -376,7 +376,7 @@ enum db_status schema_inspect(int64_t *version, size_t *missing, char *first, si
 {
 	*missing = 0;
 	first[0] = '\0';
-	enum db_status st = db_admin_schema_version(version);
+	enum db_status st = db_schema_version(version);
 	if (st != DB_OK || *version == 0)
 		return st;
 	struct expected *e = xcalloc(1, sizeof *e);
@@ -397,7 +397,7 @@ enum db_status schema_inspect(int64_t *version, size_t *missing, char *first, si
 int cmd_db_check(const struct args *a)
 {
 	int64_t version;
-	enum db_status st = db_admin_schema_version(&version);
+	enum db_status st = db_schema_version(&version);
 	if (st != DB_OK)
 		return db_fail(st, "reading the schema version");
 	if (version == 0)
@@ -612,7 +612,7 @@ static void status_json(const struct args *a, const char *state, const char *why
 int cmd_status(const struct args *a)
 {
 	int64_t version = 0, users = 0, disabled = 0;
-	enum db_status st = db_admin_schema_version(&version);
+	enum db_status st = db_schema_version(&version);
 	if (st == DB_OK && version > 0)
 		st = db_admin_count_users(&users, &disabled);
 	const char *state = st == DB_UNAVAILABLE       ? "unreachable"

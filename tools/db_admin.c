@@ -20,8 +20,6 @@ enum admin_stmt {
 	PURGE_BATCH,
 	EXPORT_RECORDS,
 	COUNT_RECORDS,
-	SCHEMA_HAS_VERSION_TABLE,
-	SCHEMA_VERSION,
 	SCHEMA_RECORD,
 	SCHEMA_TABLES,
 	SCHEMA_INDEXES,
@@ -56,10 +54,6 @@ static const char *const admin_sql[ADMIN_STMT__MAX] = {
 		"SELECT collection, id, parentid, predecessorid, sortindex, modified, "
 		"payload, expires FROM wbo WHERE user_id = ? ORDER BY collection, id",
 	[COUNT_RECORDS] = "SELECT COUNT(*) FROM wbo WHERE user_id = ?",
-	[SCHEMA_HAS_VERSION_TABLE] =
-		"SELECT COUNT(*) FROM information_schema.tables "
-		"WHERE table_schema = DATABASE() AND table_name = 'weave_schema'",
-	[SCHEMA_VERSION] = "SELECT COALESCE(MAX(version), 0) FROM weave_schema",
 	[SCHEMA_RECORD] = "INSERT INTO weave_schema (version, installed) VALUES (?, ?)",
 	[SCHEMA_TABLES] = "SELECT table_name FROM information_schema.tables "
 			  "WHERE table_schema = DATABASE()",
@@ -341,17 +335,6 @@ enum db_status db_admin_insert_records(int64_t user_id,
 }
 
 /* ---- schema ------------------------------------------------------------------------- */
-
-enum db_status db_admin_schema_version(int64_t *version)
-{
-	int64_t tables = 0;
-	*version = 0;
-	enum db_status st = db_run(admin_sql[SCHEMA_HAS_VERSION_TABLE], NULL, 0,
-				   int_row, &tables, NULL);
-	if (st != DB_OK || tables == 0)
-		return st;
-	return db_run(admin_sql[SCHEMA_VERSION], NULL, 0, int_row, version, NULL);
-}
 
 enum db_status db_admin_schema_record(int64_t version, int64_t now)
 {

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "db.h"
+#include "db_schema.h"
 #include "wbo.h"
 
 /* ---- storage nodes ------------------------------------------------------ */
@@ -112,16 +113,6 @@ enum db_status db_admin_insert_records(int64_t user_id,
 
 /* ---- schema ---------------------------------------------------------------- */
 
-/*
- * The schema this build needs (sql/schema.sql). 1: the first schema; 2:
- * the nodes table; 3: the throttle table; 4: the record history
- * (write_log, wbo_history, history_usage), the account_changes log and
- * its triggers, a primary key on every table (Galera).
- */
-#define DB_SCHEMA_VERSION 4
-
-/* Highest version in weave_schema; 0 when the schema is not installed. */
-enum db_status db_admin_schema_version(int64_t *version);
 enum db_status db_admin_schema_record(int64_t version, int64_t now);
 
 /* Tables and indexes present in the configured database; index is NULL

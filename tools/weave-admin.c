@@ -640,7 +640,7 @@ static void open_change_board(const struct config *c)
 static int schema_installed(void)
 {
 	int64_t version = 0;
-	enum db_status st = db_admin_schema_version(&version);
+	enum db_status st = db_schema_version(&version);
 	if (st != DB_OK)
 		return db_fail(st, "reading the schema version");
 	if (version == 0)
