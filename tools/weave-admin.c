@@ -589,6 +589,7 @@ int main(int argc, char **argv)
 
 	log_set_program("weave-admin");
 	log_set_level(LOG_LEVEL_ERROR);
+	db_allow_long_statements(); /* db_read_timeout is weave.fcgi's */
 	bool global_json = false;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "--json") == 0) {
