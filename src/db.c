@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "db_hosts.h"
+#include "last_words.h"
 #include "log.h"
 #include "util.h"
 
@@ -293,10 +294,8 @@ static int configured_hosts(struct db_hosts *hosts)
  * in the last DB_NODE_AVOID_SECONDS last (db_hosts_order()), and takes
  * the first that accepts the login and is ready (node_ready()).
  */
-enum db_status db_connect(void)
+static enum db_status connect_first_ready(void)
 {
-	if (conn != NULL)
-		return DB_OK;
 	struct db_hosts hosts;
 	if (db_cfg == NULL || configured_hosts(&hosts) < 0) {
 		outage_begins();
@@ -326,6 +325,16 @@ enum db_status db_connect(void)
 	return DB_UNAVAILABLE;
 }
 
+enum db_status db_connect(void)
+{
+	if (conn != NULL)
+		return DB_OK;
+	const char *was = last_words_phase("connecting to the database");
+	enum db_status st = connect_first_ready();
+	last_words_phase(was);
+	return st;
+}
+
 static enum db_status exec_text_once(const char *sql)
 {
 	enum db_status st = db_connect();
@@ -346,6 +355,7 @@ static enum db_status exec_text_once(const char *sql)
 
 enum db_status db_exec_text(const char *sql)
 {
+	const char *was = last_words_phase("waiting for the database");
 	bool was_connected = conn != NULL;
 	bool was_in_transaction = in_transaction;
 	enum db_status st = exec_text_once(sql);
@@ -354,6 +364,7 @@ enum db_status db_exec_text(const char *sql)
 		st = exec_text_once(sql);
 	if (st != DB_UNAVAILABLE)
 		outage_since = 0;
+	last_words_phase(was);
 	return st;
 }
 
@@ -370,7 +381,10 @@ enum db_status db_commit(void)
 		return DB_OK;
 	in_transaction = false;
 	/* Never retried: a COMMIT on a fresh connection would commit nothing. */
-	return exec_text_once("COMMIT");
+	const char *was = last_words_phase("committing");
+	enum db_status st = exec_text_once("COMMIT");
+	last_words_phase(was);
+	return st;
 }
 
 void db_rollback(void)
@@ -656,6 +670,7 @@ enum db_status db_run(const char *sql, const struct db_param *params,
 	enum db_status st = db_connect();
 	if (st != DB_OK)
 		return st;
+	const char *was = last_words_phase("waiting for the database");
 	st = run_once(sql, params, nparams, row_fn, ctx, affected);
 	/*
 	 * A connection that died while idle (the server restarted) fails on
@@ -670,5 +685,6 @@ enum db_status db_run(const char *sql, const struct db_param *params,
 	}
 	if (st != DB_UNAVAILABLE)
 		outage_since = 0; /* the database answered */
+	last_words_phase(was);
 	return st;
 }

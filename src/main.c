@@ -14,6 +14,7 @@
 #include "change_log.h"
 #include "config.h"
 #include "db.h"
+#include "last_words.h"
 #include "log.h"
 #include "request.h"
 #include "response.h"
@@ -69,6 +70,8 @@ static void serve_one(unsigned long id, char **env, request_read_fn reader,
 	req.read_ctx = read_ctx;
 	response_init(&resp);
 	log_set_request(id, NULL);
+	last_words_request(id, request_env(&req, "REQUEST_METHOD"),
+			   request_env(&req, "REQUEST_URI"));
 
 	if (config_ok) {
 		change_log_catch_up(now_centiseconds());
@@ -82,12 +85,14 @@ static void serve_one(unsigned long id, char **env, request_read_fn reader,
 		  request_env(&req, "REQUEST_URI") ? request_env(&req, "REQUEST_URI")
 						    : "", resp.status);
 	const char *method = request_env(&req, "REQUEST_METHOD");
+	last_words_phase("sending the answer");
 	if (response_send(&resp, writer, write_ctx,
 			  method != NULL && strcmp(method, "HEAD") == 0) < 0)
 		log_warn("client went away before the response was written");
 	response_free(&resp);
 	request_free(&req);
 	log_clear_request();
+	last_words_idle();
 }
 
 /*
@@ -146,6 +151,8 @@ int main(void)
 	} else {
 		log_error("%s", config_error);
 	}
+	last_words_install(!config_ok || cfg.log_level >= LOG_LEVEL_INFO);
+	last_words_idle();
 
 	if (FCGX_IsCGI()) {
 		serve_one(1, environ, read_stdin, NULL, write_stdout, NULL);
@@ -162,6 +169,8 @@ int main(void)
 				FCGX_Detach(&fr); /* close without lingering */
 			FCGX_Finish_r(&fr);
 		}
+		log_info("weave.fcgi exits after %lu requests (the FastCGI socket "
+			 "closed)", served);
 	}
 	db_disconnect();
 	config_free(&cfg);
