@@ -18,6 +18,8 @@
 #include "util.h"
 
 #define STMT_CACHE_SIZE 96
+/* A connection found dead on first use fails within this (db_run()). */
+#define STALE_FAILS_WITHIN_MS 1000
 #define COLUMN_BUFFER 4096
 #define MAX_COLUMNS 32
 
@@ -358,9 +360,11 @@ enum db_status db_exec_text(const char *sql)
 	const char *was = last_words_phase("waiting for the database");
 	bool was_connected = conn != NULL;
 	bool was_in_transaction = in_transaction;
+	int64_t began = monotonic_ms();
 	enum db_status st = exec_text_once(sql);
 	/* See db_run(): a stale idle connection gets one fresh try. */
-	if (st == DB_UNAVAILABLE && was_connected && !was_in_transaction)
+	if (st == DB_UNAVAILABLE && was_connected && !was_in_transaction &&
+	    monotonic_ms() - began < STALE_FAILS_WITHIN_MS)
 		st = exec_text_once(sql);
 	if (st != DB_UNAVAILABLE)
 		outage_since = 0;
@@ -671,14 +675,18 @@ enum db_status db_run(const char *sql, const struct db_param *params,
 	if (st != DB_OK)
 		return st;
 	const char *was = last_words_phase("waiting for the database");
+	int64_t began = monotonic_ms();
 	st = run_once(sql, params, nparams, row_fn, ctx, affected);
 	/*
 	 * A connection that died while idle (the server restarted) fails on
-	 * first use. Outside a transaction nothing was half done, so
+	 * first use, at once. Outside a transaction nothing was half done, so
 	 * reconnect and run the statement again: the first request after
-	 * the database comes back succeeds.
+	 * the database comes back succeeds. A statement that failed after
+	 * waiting (db_read_timeout) is not run again here: the request's own
+	 * retry moves to the next node, and a hung one costs one timeout.
 	 */
-	if (st == DB_UNAVAILABLE && was_connected && !was_in_transaction) {
+	if (st == DB_UNAVAILABLE && was_connected && !was_in_transaction &&
+	    monotonic_ms() - began < STALE_FAILS_WITHIN_MS) {
 		st = db_connect();
 		if (st == DB_OK)
 			st = run_once(sql, params, nparams, row_fn, ctx, affected);

@@ -116,7 +116,7 @@ static void say_last_words(const char *how)
 {
 	struct line l = { .len = 0 };
 	put_time(&l);
-	put(&l, " weave.fcgi["), put_uint(&l, (uint64_t)getpid(), 0);
+	put(&l, " weave["), put_uint(&l, (uint64_t)getpid(), 0);
 	if (!in_request) {
 		if (!tell_idle_deaths)
 			return;
