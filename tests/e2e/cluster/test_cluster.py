@@ -249,8 +249,9 @@ def test_delete_and_recreate_reaches_the_other_front_end():
 # - no acknowledged write is lost (read back through both front-ends and
 #   counted on every node once the cluster is whole again);
 # - the front-end whose first node is not the faulty one never goes longer
-#   than STALL_LIMIT without an acknowledged write (db_read_timeout, plus
-#   one connect, plus Galera's eviction of a hung node, plus a margin);
+#   than STALL_LIMIT without an acknowledged write: db_read_timeout, plus
+#   one connect, plus a margin (Galera's eviction of a hung node, during
+#   which the whole cluster waits, takes 3-6 s here, within the timeout);
 # - every 503 carries a Retry-After of at most 30 s (failover, not the
 #   operator's 10 minutes);
 # - once the cluster is whole (every node Synced) and SETTLE seconds have
@@ -268,8 +269,7 @@ def config_int(front, key):
 
 READ_TIMEOUT = max(config_int(f, "db_read_timeout") for f in "AB")
 CONNECT_TIMEOUT = max(config_int(f, "db_connect_timeout") for f in "AB")
-EVICTION = 6.0  # evs.inactive_timeout in tests/cluster: a hung node is out by then
-STALL_LIMIT = READ_TIMEOUT + CONNECT_TIMEOUT + EVICTION + 2.0
+STALL_LIMIT = READ_TIMEOUT + CONNECT_TIMEOUT + 2.0
 
 
 class Load:
