@@ -304,8 +304,19 @@ static enum db_status connect_first_ready(void)
 		return DB_UNAVAILABLE;
 	}
 	size_t order[DB_HOSTS_MAX];
-	db_hosts_order(hosts.count, avoid_until, monotonic_ms(), order);
-	for (size_t k = 0; k < hosts.count; k++) {
+	int64_t now = monotonic_ms();
+	db_hosts_order(hosts.count, avoid_until, now, order);
+	/* Every healthy node, and one that failed lately (the first to be
+	 * free again): with all of them down a request costs one connect
+	 * attempt, not one per node, and answers 503 well within
+	 * mod_fcgid's FcgidIOTimeout. */
+	size_t tries = 1;
+	for (size_t i = 0; i < hosts.count; i++)
+		if (avoid_until[i] <= now)
+			tries++;
+	if (tries > hosts.count)
+		tries = hosts.count;
+	for (size_t k = 0; k < tries; k++) {
 		const struct db_host *h = &hosts.host[order[k]];
 		conn = open_connection(h->name, h->port);
 		if (conn != NULL && !node_ready(h, hosts.count == 1)) {

@@ -75,7 +75,8 @@ int64_t db_outage_seconds(void);
  * db_host nodes (db_hosts.h) a node is used only when it is ready: a
  * Galera node must say wsrep_ready ON and Synced (not Joining, Donor,
  * Desynced). A node that refused, timed out, was not ready or lost the
- * connection is skipped for DB_NODE_AVOID_SECONDS by this process.
+ * connection is tried last for DB_NODE_AVOID_SECONDS by this process,
+ * and of such nodes only the first to be free again is tried.
  */
 #define DB_NODE_AVOID_SECONDS 5
 enum db_status db_connect(void);

@@ -40,8 +40,8 @@ int db_hosts_parse(const char *text, int64_t default_port,
 /*
  * The order in which to try count hosts at time now: first every host
  * whose avoid_until[i] is not after now, in the configured order; then
- * the avoided ones, the one whose hold ends first leading, so that a
- * process whose every node failed lately still tries them all. Writes
+ * the avoided ones, the one whose hold ends first leading (db.c tries
+ * the healthy ones and the first avoided one). Writes
  * count host indexes to order (room for count). count <= DB_HOSTS_MAX.
  */
 void db_hosts_order(size_t count, const int64_t *avoid_until, int64_t now,
