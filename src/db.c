@@ -292,6 +292,24 @@ static int configured_hosts(struct db_hosts *hosts)
 }
 
 /*
+ * The order to try count nodes in (db_hosts_order()), and how many of
+ * them: every healthy node, and one that failed lately (the first to be
+ * free again). With all of them down a request costs one connect
+ * attempt, not one per node, and answers 503 well within mod_fcgid's
+ * FcgidIOTimeout.
+ */
+static size_t nodes_to_try(size_t count, size_t *order)
+{
+	int64_t now = monotonic_ms();
+	db_hosts_order(count, avoid_until, now, order);
+	size_t tries = 1;
+	for (size_t i = 0; i < count; i++)
+		if (avoid_until[i] <= now)
+			tries++;
+	return tries < count ? tries : count;
+}
+
+/*
  * Tries the db_host nodes in their configured order, those that failed
  * in the last DB_NODE_AVOID_SECONDS last (db_hosts_order()), and takes
  * the first that accepts the login and is ready (node_ready()).
@@ -304,18 +322,7 @@ static enum db_status connect_first_ready(void)
 		return DB_UNAVAILABLE;
 	}
 	size_t order[DB_HOSTS_MAX];
-	int64_t now = monotonic_ms();
-	db_hosts_order(hosts.count, avoid_until, now, order);
-	/* Every healthy node, and one that failed lately (the first to be
-	 * free again): with all of them down a request costs one connect
-	 * attempt, not one per node, and answers 503 well within
-	 * mod_fcgid's FcgidIOTimeout. */
-	size_t tries = 1;
-	for (size_t i = 0; i < hosts.count; i++)
-		if (avoid_until[i] <= now)
-			tries++;
-	if (tries > hosts.count)
-		tries = hosts.count;
+	size_t tries = nodes_to_try(hosts.count, order);
 	for (size_t k = 0; k < tries; k++) {
 		const struct db_host *h = &hosts.host[order[k]];
 		conn = open_connection(h->name, h->port);
