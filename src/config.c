@@ -49,6 +49,8 @@ static const struct config_key config_keys[] = {
 	KEY(db_user, KEY_STRING, 0, 0),
 	{ "db_password", KEY_STRING, offsetof(struct config, db_password), 0, 0, true },
 	KEY(db_connect_timeout, KEY_INT, 1, 600),
+	KEY(db_read_timeout, KEY_INT, 1, 3600),
+	KEY(db_write_timeout, KEY_INT, 1, 3600),
 	KEY(public_url, KEY_URL, 0, 0),
 	KEY(log_level, KEY_LOG_LEVEL, 0, 0),
 	KEY(retry_after, KEY_INT, 1, 86400),
@@ -105,6 +107,8 @@ void config_defaults(struct config *cfg)
 	cfg->db_user = xstrdup("weave");
 	cfg->db_password = xstrdup("");
 	cfg->db_connect_timeout = 5;
+	cfg->db_read_timeout = 10;
+	cfg->db_write_timeout = 10;
 	cfg->public_url = NULL;
 	cfg->log_level = LOG_LEVEL_INFO;
 	cfg->retry_after = 600;

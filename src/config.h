@@ -31,6 +31,10 @@ struct config {
 	char *db_user;
 	char *db_password;
 	int64_t db_connect_timeout;
+	/* Seconds one read or write on the connection may wait before the node
+	 * counts as lost (weave.fcgi only; weave-admin waits as long as needed). */
+	int64_t db_read_timeout;
+	int64_t db_write_timeout;
 
 	char *public_url;
 	enum log_level log_level;

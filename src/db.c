@@ -1,9 +1,11 @@
-/* db.c - connection, reconnection, transactions, cached prepared statements. */
+/* db.c - connection, node choice and failover, transactions, cached prepared statements. */
 #include "db.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 
 #include <mysql.h>
 #include <errmsg.h>
@@ -11,10 +13,13 @@
 
 #include "config.h"
 #include "db_hosts.h"
+#include "last_words.h"
 #include "log.h"
 #include "util.h"
 
 #define STMT_CACHE_SIZE 96
+/* A connection found dead on first use fails within this (db_run()). */
+#define STALE_FAILS_WITHIN_MS 1000
 #define COLUMN_BUFFER 4096
 #define MAX_COLUMNS 32
 
@@ -30,6 +35,42 @@ static bool in_transaction;
 static struct cached_stmt stmt_cache[STMT_CACHE_SIZE];
 static uint64_t use_counter;
 static char last_error[512];
+static bool long_statements;
+
+/* Failover state of this process (db_connect()): the db_host node conn is
+ * on, until when each node is skipped, and when the outage began. */
+static size_t conn_node;
+static int64_t avoid_until[DB_HOSTS_MAX]; /* monotonic ms */
+static int64_t outage_since;              /* monotonic ms; 0: none */
+
+static int64_t monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void avoid_node(size_t i)
+{
+	if (i < DB_HOSTS_MAX)
+		avoid_until[i] = monotonic_ms() + DB_NODE_AVOID_SECONDS * 1000;
+}
+
+static void outage_begins(void)
+{
+	if (outage_since == 0)
+		outage_since = monotonic_ms() | 1; /* never 0 */
+}
+
+int64_t db_outage_seconds(void)
+{
+	return outage_since == 0 ? -1 : (monotonic_ms() - outage_since) / 1000;
+}
+
+void db_allow_long_statements(void)
+{
+	long_statements = true;
+}
 
 const char *db_status_text(enum db_status st)
 {
@@ -107,9 +148,13 @@ static enum db_status classify(unsigned int err, const char *message,
 {
 	snprintf(last_error, sizeof last_error, "%s", message ? message : "");
 	if (is_connection_error(err)) {
-		log_warn("database connection lost during %s (%u: %s)", what, err,
-			 message ? message : "");
+		log_warn("database connection lost during %s (%u: %s); this node is "
+			 "skipped for %d s", what, err, message ? message : "",
+			 DB_NODE_AVOID_SECONDS);
 		db_disconnect();
+		/* Lost, timed out or not ready (1047): let the retry move on. */
+		avoid_node(conn_node);
+		outage_begins();
 		return DB_UNAVAILABLE;
 	}
 	if (err == ER_LOCK_DEADLOCK || err == ER_LOCK_WAIT_TIMEOUT) {
@@ -123,29 +168,71 @@ static enum db_status classify(unsigned int err, const char *message,
 	return DB_ERROR;
 }
 
-/*
- * On a Galera node, make this session's reads causal: each read first
- * waits until the node has applied every write the cluster had committed
- * when the read began, so a front-end on one node sees a write that
- * another front-end saw acknowledged through another node. Any other
- * server has no wsrep_on (or has it off) and is left as it is.
- */
-static void make_reads_causal(void)
+struct wsrep_state {
+	bool on, ready, synced;
+	char state[32]; /* wsrep_local_state_comment */
+};
+
+/* Fill *w from SHOW rows (name, value). SHOW works on a Galera node that
+ * is not ready, where most statements fail with 1047. -1 on error. */
+static int read_show(const char *sql, struct wsrep_state *w)
 {
-	if (mysql_query(conn, "SELECT @@GLOBAL.wsrep_on") != 0)
-		return; /* no such variable: not a MariaDB/Galera build */
+	if (mysql_query(conn, sql) != 0)
+		return -1;
 	MYSQL_RES *res = mysql_store_result(conn);
-	MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
-	bool galera = row != NULL && row[0] != NULL && strcmp(row[0], "1") == 0;
-	if (res != NULL)
-		mysql_free_result(res);
-	if (!galera)
-		return;
-	if (mysql_query(conn, "SET SESSION wsrep_sync_wait = 1") != 0)
+	if (res == NULL)
+		return -1;
+	MYSQL_ROW row;
+	while ((row = mysql_fetch_row(res)) != NULL) {
+		if (row[0] == NULL || row[1] == NULL)
+			continue;
+		if (strcasecmp(row[0], "wsrep_on") == 0)
+			w->on = strcasecmp(row[1], "ON") == 0;
+		else if (strcasecmp(row[0], "wsrep_ready") == 0)
+			w->ready = strcasecmp(row[1], "ON") == 0;
+		else if (strcasecmp(row[0], "wsrep_local_state_comment") == 0)
+			snprintf(w->state, sizeof w->state, "%s", row[1]);
+	}
+	mysql_free_result(res);
+	w->synced = strcmp(w->state, "Synced") == 0;
+	return 0;
+}
+
+/*
+ * Whether the fresh connection's server may serve. Any server without
+ * Galera (wsrep_on OFF) may. A Galera node may when it is ready and
+ * Synced; when it is the only node there is no better one to pick, so
+ * its own errors decide. On a Galera node the session's reads are made
+ * causal: each read first waits until the node has applied every write
+ * the cluster had committed when the read began, so a front-end on one
+ * node sees a write another front-end saw acknowledged through another.
+ */
+static bool node_ready(const struct db_host *h, bool only_node)
+{
+	struct wsrep_state w;
+	memset(&w, 0, sizeof w);
+	if (read_show("SHOW GLOBAL VARIABLES LIKE 'wsrep_on'", &w) < 0 ||
+	    (w.on && read_show("SHOW GLOBAL STATUS WHERE Variable_name IN "
+			       "('wsrep_ready', 'wsrep_local_state_comment')", &w) < 0)) {
+		log_warn("database %s:%u: cannot read its state: %s", h->name,
+			 h->port, mysql_error(conn));
+		return false;
+	}
+	if (!w.on)
+		return true;
+	if (!only_node && !(w.ready && w.synced)) {
+		log_warn("database node %s:%u is not ready (wsrep_ready %s, state %s): "
+			 "trying the next", h->name, h->port, w.ready ? "ON" : "OFF",
+			 w.state[0] ? w.state : "unknown");
+		return false;
+	}
+	if (mysql_query(conn, "SET SESSION wsrep_sync_wait = 1") != 0) {
 		log_warn("Galera node, but causal reads cannot be set: %s",
 			 mysql_error(conn));
-	else
-		log_debug("Galera node: causal reads (wsrep_sync_wait = 1)");
+		return false;
+	}
+	log_debug("Galera node: causal reads (wsrep_sync_wait = 1)");
+	return true;
 }
 
 static MYSQL *open_connection(const char *host, unsigned int port)
@@ -156,11 +243,16 @@ static MYSQL *open_connection(const char *host, unsigned int port)
 		return NULL;
 	}
 	unsigned int connect_timeout = (unsigned int)db_cfg->db_connect_timeout;
-	unsigned int io_timeout = 120;
+	/* A hung node must cost a request seconds, not mod_fcgid's
+	 * FcgidIOTimeout (a 500) or FcgidBusyTimeout (the process killed). */
+	unsigned int read_timeout = (unsigned int)db_cfg->db_read_timeout;
+	unsigned int write_timeout = (unsigned int)db_cfg->db_write_timeout;
 	my_bool no = 0;
 	mysql_options(c, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout);
-	mysql_options(c, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
-	mysql_options(c, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
+	if (!long_statements) {
+		mysql_options(c, MYSQL_OPT_READ_TIMEOUT, &read_timeout);
+		mysql_options(c, MYSQL_OPT_WRITE_TIMEOUT, &write_timeout);
+	}
 	mysql_options(c, MYSQL_OPT_RECONNECT, &no);
 	mysql_options(c, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 	mysql_options(c, MYSQL_INIT_COMMAND,
@@ -182,48 +274,85 @@ static MYSQL *open_connection(const char *host, unsigned int port)
 	return c;
 }
 
-/*
- * Tries the db_host list (db_hosts.h) from the server this process last
- * reached, so a lost node costs one failed attempt, not one per request;
- * the others follow in the configured order, wrapping around.
- */
-enum db_status db_connect(void)
+/* The db_host list: one entry for a socket or the library's default. */
+static int configured_hosts(struct db_hosts *hosts)
 {
-	static size_t current;
-	if (conn != NULL)
-		return DB_OK;
-	if (db_cfg == NULL)
-		return DB_UNAVAILABLE;
-	struct db_hosts hosts;
 	const char *why = NULL;
 	if (db_cfg->db_socket != NULL || db_cfg->db_host[0] == '\0') {
-		/* One server: through the socket, or the client library's
-		 * default (localhost). */
-		memset(&hosts, 0, sizeof hosts);
-		hosts.count = 1;
-		hosts.host[0].port = (unsigned int)db_cfg->db_port;
-	} else if (db_hosts_parse(db_cfg->db_host, db_cfg->db_port, &hosts, &why) < 0) {
+		memset(hosts, 0, sizeof *hosts);
+		hosts->count = 1;
+		hosts->host[0].port = (unsigned int)db_cfg->db_port;
+		return 0;
+	}
+	if (db_hosts_parse(db_cfg->db_host, db_cfg->db_port, hosts, &why) < 0) {
 		log_error("db_host: %s", why);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The order to try count nodes in (db_hosts_order()), and how many of
+ * them: every healthy node, and one that failed lately (the first to be
+ * free again). With all of them down a request costs one connect
+ * attempt, not one per node, and answers 503 well within mod_fcgid's
+ * FcgidIOTimeout.
+ */
+static size_t nodes_to_try(size_t count, size_t *order)
+{
+	int64_t now = monotonic_ms();
+	db_hosts_order(count, avoid_until, now, order);
+	size_t tries = 1;
+	for (size_t i = 0; i < count; i++)
+		if (avoid_until[i] <= now)
+			tries++;
+	return tries < count ? tries : count;
+}
+
+/*
+ * Tries the db_host nodes in their configured order, those that failed
+ * in the last DB_NODE_AVOID_SECONDS last (db_hosts_order()), and takes
+ * the first that accepts the login and is ready (node_ready()).
+ */
+static enum db_status connect_first_ready(void)
+{
+	struct db_hosts hosts;
+	if (db_cfg == NULL || configured_hosts(&hosts) < 0) {
+		outage_begins();
 		return DB_UNAVAILABLE;
 	}
-	if (current >= hosts.count)
-		current = 0;
-	for (size_t tried = 0; tried < hosts.count; tried++) {
-		size_t i = (current + tried) % hosts.count;
-		conn = open_connection(hosts.host[i].name, hosts.host[i].port);
-		if (conn == NULL)
+	size_t order[DB_HOSTS_MAX];
+	size_t tries = nodes_to_try(hosts.count, order);
+	for (size_t k = 0; k < tries; k++) {
+		const struct db_host *h = &hosts.host[order[k]];
+		conn = open_connection(h->name, h->port);
+		if (conn != NULL && !node_ready(h, hosts.count == 1)) {
+			mysql_close(conn);
+			conn = NULL;
+		}
+		if (conn == NULL) {
+			avoid_node(order[k]);
 			continue;
+		}
+		conn_node = order[k];
 		if (hosts.count > 1)
 			log_info("connected to database %s at %s:%u", db_cfg->db_name,
-				 hosts.host[i].name, hosts.host[i].port);
-		current = i;
-		make_reads_causal();
+				 h->name, h->port);
 		log_debug("connected to database %s", db_cfg->db_name);
 		return DB_OK;
 	}
-	/* Next time, begin with the server after the one tried first. */
-	current = (current + 1) % hosts.count;
+	outage_begins();
 	return DB_UNAVAILABLE;
+}
+
+enum db_status db_connect(void)
+{
+	if (conn != NULL)
+		return DB_OK;
+	const char *was = last_words_phase("connecting to the database");
+	enum db_status st = connect_first_ready();
+	last_words_phase(was);
+	return st;
 }
 
 static enum db_status exec_text_once(const char *sql)
@@ -246,12 +375,18 @@ static enum db_status exec_text_once(const char *sql)
 
 enum db_status db_exec_text(const char *sql)
 {
+	const char *was = last_words_phase("waiting for the database");
 	bool was_connected = conn != NULL;
 	bool was_in_transaction = in_transaction;
+	int64_t began = monotonic_ms();
 	enum db_status st = exec_text_once(sql);
 	/* See db_run(): a stale idle connection gets one fresh try. */
-	if (st == DB_UNAVAILABLE && was_connected && !was_in_transaction)
+	if (st == DB_UNAVAILABLE && was_connected && !was_in_transaction &&
+	    monotonic_ms() - began < STALE_FAILS_WITHIN_MS)
 		st = exec_text_once(sql);
+	if (st != DB_UNAVAILABLE)
+		outage_since = 0;
+	last_words_phase(was);
 	return st;
 }
 
@@ -279,7 +414,10 @@ enum db_status db_commit(void)
 		return DB_OK;
 	in_transaction = false;
 	/* Never retried: a COMMIT on a fresh connection would commit nothing. */
-	return exec_text_once("COMMIT");
+	const char *was = last_words_phase("committing");
+	enum db_status st = exec_text_once("COMMIT");
+	last_words_phase(was);
+	return st;
 }
 
 void db_rollback(void)
@@ -565,17 +703,25 @@ enum db_status db_run(const char *sql, const struct db_param *params,
 	enum db_status st = db_connect();
 	if (st != DB_OK)
 		return st;
+	const char *was = last_words_phase("waiting for the database");
+	int64_t began = monotonic_ms();
 	st = run_once(sql, params, nparams, row_fn, ctx, affected);
 	/*
 	 * A connection that died while idle (the server restarted) fails on
-	 * first use. Outside a transaction nothing was half done, so
+	 * first use, at once. Outside a transaction nothing was half done, so
 	 * reconnect and run the statement again: the first request after
-	 * the database comes back succeeds.
+	 * the database comes back succeeds. A statement that failed after
+	 * waiting (db_read_timeout) is not run again here: the request's own
+	 * retry moves to the next node, and a hung one costs one timeout.
 	 */
-	if (st == DB_UNAVAILABLE && was_connected && !was_in_transaction) {
+	if (st == DB_UNAVAILABLE && was_connected && !was_in_transaction &&
+	    monotonic_ms() - began < STALE_FAILS_WITHIN_MS) {
 		st = db_connect();
 		if (st == DB_OK)
 			st = run_once(sql, params, nparams, row_fn, ctx, affected);
 	}
+	if (st != DB_UNAVAILABLE)
+		outage_since = 0; /* the database answered */
+	last_words_phase(was);
 	return st;
 }

@@ -58,7 +58,27 @@ typedef int (*db_row_fn)(void *ctx, const struct db_value *row, size_t ncols);
 
 /* Remember the settings; connects lazily. */
 void db_configure(const struct config *cfg);
-/* Connect if not connected. DB_OK or DB_UNAVAILABLE. */
+/*
+ * No db_read_timeout / db_write_timeout for this process: weave-admin's
+ * statements (a migration, a purge) may rightly run for minutes. Call
+ * before the first connection.
+ */
+void db_allow_long_statements(void);
+/*
+ * How long, in seconds, this process has found no usable database server
+ * (since the first failure with no statement answered after it), or -1
+ * while the database answers. For the Retry-After of a 503.
+ */
+int64_t db_outage_seconds(void);
+/*
+ * Connect if not connected. DB_OK or DB_UNAVAILABLE. With several
+ * db_host nodes (db_hosts.h) a node is used only when it is ready: a
+ * Galera node must say wsrep_ready ON and Synced (not Joining, Donor,
+ * Desynced). A node that refused, timed out, was not ready or lost the
+ * connection is tried last for DB_NODE_AVOID_SECONDS by this process,
+ * and of such nodes only the first to be free again is tried.
+ */
+#define DB_NODE_AVOID_SECONDS 5
 enum db_status db_connect(void);
 void db_disconnect(void);
 

@@ -1,4 +1,4 @@
-/* db_hosts.c - parse the db_host list (db_hosts.h). */
+/* db_hosts.c - the db_host list: parse it, and the order to try its nodes in (db_hosts.h). */
 #include "db_hosts.h"
 
 #include <ctype.h>
@@ -112,5 +112,28 @@ int db_hosts_parse(const char *text, int64_t default_port,
 		if (comma == NULL)
 			return 0;
 		p = comma + 1;
+	}
+}
+
+void db_hosts_order(size_t count, const int64_t *avoid_until, int64_t now,
+		    size_t *order)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < count; i++)
+		if (avoid_until[i] <= now)
+			order[n++] = i;
+	size_t healthy = n;
+	for (size_t i = 0; i < count; i++)
+		if (avoid_until[i] > now)
+			order[n++] = i;
+	/* Insertion sort of the few avoided ones by the end of their hold;
+	 * stable, so equal holds keep the configured order. */
+	for (size_t i = healthy + 1; i < n; i++) {
+		size_t v = order[i], j = i;
+		while (j > healthy && avoid_until[order[j - 1]] > avoid_until[v]) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = v;
 	}
 }

@@ -5,8 +5,9 @@
  * "db1.example, db2.example:3307, [fd00::5]:3306". A host without a port
  * gets db_port. Several hosts are for a replicated database (a Galera
  * cluster, say) where every node accepts writes: the process stays on the
- * server it reached until its connection is lost, then tries the next
- * ones in turn (db.c).
+ * server it reached until its connection is lost, then tries the others
+ * (db.c), skipping for a few seconds a node that just failed
+ * (db_hosts_order()).
  */
 #ifndef WEAVE_DB_HOSTS_H
 #define WEAVE_DB_HOSTS_H
@@ -35,5 +36,15 @@ struct db_hosts {
  */
 int db_hosts_parse(const char *text, int64_t default_port,
 		   struct db_hosts *out, const char **why);
+
+/*
+ * The order in which to try count hosts at time now: first every host
+ * whose avoid_until[i] is not after now, in the configured order; then
+ * the avoided ones, the one whose hold ends first leading (db.c tries
+ * the healthy ones and the first avoided one). Writes
+ * count host indexes to order (room for count). count <= DB_HOSTS_MAX.
+ */
+void db_hosts_order(size_t count, const int64_t *avoid_until, int64_t now,
+		    size_t *order);
 
 #endif

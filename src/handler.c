@@ -14,7 +14,11 @@ int handler_db_failure(struct request *req, struct response *resp,
 		req->db_tried_again = true;
 		return HANDLER_RETRY;
 	}
-	/* Every storage failure is "try again later" for a sync client. */
+	/* Every storage failure is "try again later" for a sync client; while
+	 * the database is out, soon (docs/cluster.md). */
 	metrics_db_error();
+	int64_t outage = db_outage_seconds();
+	if (st == DB_UNAVAILABLE || outage >= 0)
+		return resp_unavailable(resp, outage > 0 ? outage : 0);
 	return resp_error(resp, 503, WEAVE_ERR_NONE);
 }

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "db.h"
 #include "health.h"
+#include "last_words.h"
 #include "log.h"
 #include "metrics.h"
 #include "request.h"
@@ -94,6 +95,8 @@ static void serve_one(unsigned long id, char **env, request_read_fn reader,
 		request_find_client(&req);
 	log_set_client(request_client_address(&req), request_env(&req, "REQUEST_METHOD"),
 		       request_env(&req, "REQUEST_URI"));
+	last_words_request(id, request_env(&req, "REQUEST_METHOD"),
+			   request_env(&req, "REQUEST_URI"));
 
 	if (!config_ok) {
 		log_error("not serving: %s", config_error);
@@ -104,6 +107,7 @@ static void serve_one(unsigned long id, char **env, request_read_fn reader,
 		route_dispatch(&req, &resp);
 	}
 	const char *method = request_env(&req, "REQUEST_METHOD");
+	last_words_phase("sending the answer");
 	if (response_send(&resp, writer, write_ctx,
 			  method != NULL && strcmp(method, "HEAD") == 0) < 0)
 		log_warn("client went away before the response was written");
@@ -113,6 +117,7 @@ static void serve_one(unsigned long id, char **env, request_read_fn reader,
 	response_free(&resp);
 	request_free(&req);
 	log_clear_request();
+	last_words_idle();
 }
 
 /*
@@ -193,6 +198,8 @@ int main(int argc, char **argv)
 	} else {
 		log_error("%s", config_error);
 	}
+	last_words_install(!config_ok || cfg.log_level >= LOG_LEVEL_INFO);
+	last_words_idle();
 
 	if (FCGX_IsCGI()) {
 		serve_one(1, environ, read_stdin, NULL, write_stdout, NULL);
@@ -209,6 +216,8 @@ int main(int argc, char **argv)
 				FCGX_Detach(&fr); /* close without lingering */
 			FCGX_Finish_r(&fr);
 		}
+		log_info("weave.fcgi exits after %lu requests (the FastCGI socket "
+			 "closed)", served);
 	}
 	db_disconnect();
 	config_free(&cfg);

@@ -93,6 +93,25 @@ int resp_error(struct response *resp, int status, enum weave_error code)
 	return status;
 }
 
+int64_t resp_failover_retry_after(int64_t outage_seconds, int64_t ceiling)
+{
+	int64_t limit = ceiling < RESP_FAILOVER_RETRY_MAX ? ceiling
+							  : RESP_FAILOVER_RETRY_MAX;
+	int64_t seconds = 1;
+	while (seconds < outage_seconds && seconds < limit)
+		seconds *= 2;
+	if (seconds > limit)
+		seconds = limit;
+	return seconds < 1 ? 1 : seconds;
+}
+
+int resp_unavailable(struct response *resp, int64_t outage_seconds)
+{
+	int64_t ceiling = resp->retry_after > 0 ? resp->retry_after : 600;
+	resp->retry_after = resp_failover_retry_after(outage_seconds, ceiling);
+	return resp_error(resp, 503, WEAVE_ERR_NONE);
+}
+
 const char *http_status_text(int status)
 {
 	switch (status) {

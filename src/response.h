@@ -76,6 +76,21 @@ void resp_html(struct response *resp, const char *html, size_t len);
  * `return resp_error(resp, 400, WEAVE_ERR_JSON);`. */
 int resp_error(struct response *resp, int status, enum weave_error code);
 
+/*
+ * Retry-After for a 503 while the database cannot be reached: short at
+ * first and doubling as the outage lasts, the smallest power of two
+ * seconds not below outage_seconds, at most RESP_FAILOVER_RETRY_MAX and
+ * never above ceiling (the operator's retry_after). A failover takes
+ * seconds; a 10-minute Retry-After would stop every client syncing for
+ * 10 minutes (docs/cluster.md).
+ */
+#define RESP_FAILOVER_RETRY_MAX 30
+int64_t resp_failover_retry_after(int64_t outage_seconds, int64_t ceiling);
+
+/* 503 for a database outage that has lasted outage_seconds, with
+ * resp_failover_retry_after() below the retry_after already set. */
+int resp_unavailable(struct response *resp, int64_t outage_seconds);
+
 const char *http_status_text(int status);
 
 /*

@@ -829,6 +829,7 @@ int main(int argc, char **argv)
 
 	log_set_program("weave-admin");
 	log_set_level(LOG_LEVEL_ERROR);
+	db_allow_long_statements(); /* db_read_timeout is weave.fcgi's */
 	int rc = global_options(argc, argv, &i, &inv);
 	if (rc == GO_ON)
 		rc = read_command(argc - i, argv + i, &inv);

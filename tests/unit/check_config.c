@@ -47,6 +47,8 @@ START_TEST(test_defaults)
 	ck_assert_str_eq(cfg.db_user, "weave");
 	ck_assert_str_eq(cfg.db_password, "");
 	ck_assert_int_eq(cfg.db_connect_timeout, 5);
+	ck_assert_int_eq(cfg.db_read_timeout, 10);
+	ck_assert_int_eq(cfg.db_write_timeout, 10);
 	ck_assert_ptr_null(cfg.public_url);
 	ck_assert_int_eq(cfg.log_level, LOG_LEVEL_INFO);
 	ck_assert_int_eq(cfg.retry_after, 600);
@@ -93,6 +95,8 @@ START_TEST(test_every_key)
 		"db_user = syncer\n"
 		"db_password = pa ss#word=1\n"
 		"db_connect_timeout = 30\n"
+		"db_read_timeout = 4\n"
+		"db_write_timeout = 3\n"
 		"public_url = https://sync.example.org/weave\n"
 		"log_level = debug\n"
 		"retry_after = 120\n"
@@ -117,6 +121,8 @@ START_TEST(test_every_key)
 	ck_assert_str_eq(cfg.db_user, "syncer");
 	ck_assert_str_eq(cfg.db_password, "pa ss#word=1");
 	ck_assert_int_eq(cfg.db_connect_timeout, 30);
+	ck_assert_int_eq(cfg.db_read_timeout, 4);
+	ck_assert_int_eq(cfg.db_write_timeout, 3);
 	ck_assert_str_eq(cfg.public_url, "https://sync.example.org/weave/");
 	ck_assert_int_eq(cfg.log_level, LOG_LEVEL_DEBUG);
 	ck_assert_int_eq(cfg.retry_after, 120);
@@ -302,6 +308,8 @@ START_TEST(test_int_ranges)
 	} keys[] = {
 		{ "db_port", offsetof(struct config, db_port), 1, 65535 },
 		{ "db_connect_timeout", offsetof(struct config, db_connect_timeout), 1, 600 },
+		{ "db_read_timeout", offsetof(struct config, db_read_timeout), 1, 3600 },
+		{ "db_write_timeout", offsetof(struct config, db_write_timeout), 1, 3600 },
 		{ "retry_after", offsetof(struct config, retry_after), 1, 86400 },
 		{ "backoff", offsetof(struct config, backoff), 0, 86400 },
 		{ "quota_kb", offsetof(struct config, quota_kb), 0, INT64_C(1) << 40 },

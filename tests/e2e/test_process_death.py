@@ -1,0 +1,134 @@
+"""A weave.fcgi process that dies says what it was doing (issue 28, item 4).
+
+mod_fcgid ends a process with SIGTERM (its busy or I/O timeout, a
+restart); before, such a process vanished mid-request with no word in the
+log. src/last_words.c logs one line: request id, method, path without the
+query string, phase, and how long the request had run.
+
+Runs against a second Apache on the stack's database and binary (as
+test_crash.py does), so that the killed request's 500 is not counted as a
+crash of the main stack.
+"""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+
+import loadkit
+import weave
+from weave import new_user
+
+STACK = os.environ.get("WEAVE_STACK_DIR", "")
+
+
+def _start_second_apache():
+    adir = os.path.join(STACK, "death-apache")
+    shutil.rmtree(adir, ignore_errors=True)
+    port = int(loadkit.stack_lib_run("stack_free_port").strip())
+    loadkit.stack_lib_run('stack_apache_start "$@"', adir, str(port),
+                          loadkit.fcgi_binary(STACK), weave.CONFIG,
+                          *loadkit.sanitizer_env())
+    return adir, port
+
+
+def _hold_row_lock(name, seconds):
+    """A session that locks the account's users row for SECONDS."""
+    statement = (f"START TRANSACTION; SELECT id FROM users WHERE username = '{name}' "
+                 f"FOR UPDATE; SELECT SLEEP({seconds}); ROLLBACK;")
+    return subprocess.Popen(["mariadb", "--no-defaults", f"--socket={STACK}/db/mysqld.sock",
+                             "--user=root", "--batch", "weave", "-e", statement],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _end_lock_holder(holder):
+    """End the holder's server session too (a killed client leaves it
+    sleeping with the lock)."""
+    for (thread,) in weave.sql("SELECT trx_mysql_thread_id FROM "
+                               "information_schema.INNODB_TRX"):
+        try:
+            weave.sql(f"KILL {int(thread)}")
+        except AssertionError:
+            pass  # ended meanwhile
+    holder.kill()
+    holder.wait()
+
+
+def _lock_waits():
+    rows = weave.sql("SELECT COUNT(*) FROM information_schema.INNODB_TRX "
+                     "WHERE trx_state = 'LOCK WAIT'")
+    return int(rows[0][0])
+
+
+def _transactions():
+    return int(weave.sql("SELECT COUNT(*) FROM information_schema.INNODB_TRX")[0][0])
+
+
+def _log(adir):
+    with open(os.path.join(adir, "error.log"), errors="replace") as f:
+        return f.read()
+
+
+def test_a_process_killed_mid_request_logs_the_request_and_phase():
+    assert STACK, "WEAVE_STACK_DIR is not set"
+    name, pw = new_user("death")
+    adir, port = _start_second_apache()
+    holder = None
+    try:
+        # The login works (and the process pool is warm) before the lock.
+        r = weave.request("GET", f"1.0/{name}/info/collections", user=name,
+                          password=pw, port=port)
+        assert r.status == 200, r
+        holder = _hold_row_lock(name, 30)
+        deadline = time.monotonic() + 20
+        while _transactions() == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _transactions() >= 1, "the lock holder never began"
+        time.sleep(0.3)  # it has run its SELECT ... FOR UPDATE
+        answers = []
+
+        def put():
+            try:
+                answers.append(weave.request(
+                    "PUT", f"1.0/{name}/storage/tabs/t?secret=do-not-log",
+                    body={"payload": "x"}, user=name, password=pw, port=port,
+                    timeout=30))
+            except OSError as exc:
+                answers.append(exc)
+        t = threading.Thread(target=put)
+        t.start()
+        deadline = time.monotonic() + 8  # below db_read_timeout (10 s)
+        while _lock_waits() == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _lock_waits() > 0, "the PUT never waited for the row lock"
+        busy = [p for p in loadkit.fcgi_pids(adir) if loadkit.is_busy(p)]
+        assert len(busy) == 1, f"expected one busy weave.fcgi, found {busy}"
+        os.kill(busy[0], signal.SIGTERM)
+        t.join(timeout=30)
+        assert answers and (isinstance(answers[0], OSError) or answers[0].status != 200), \
+            f"a killed request was answered {answers}"
+        pattern = (rf"weave\[{busy[0]}\] error req=\d+: ended by SIGTERM while "
+                   rf"waiting for the database, \d+ ms into PUT "
+                   rf"/weave/1\.0/{name}/storage/tabs/t\n")
+        deadline = time.monotonic() + 5
+        while not re.search(pattern, _log(adir)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        log = _log(adir)
+        assert re.search(pattern, log), f"no last words in the log:\n{log[-2000:]}"
+        assert "do-not-log" not in log, "the query string reached the log"
+        _end_lock_holder(holder)
+        holder = None
+        # A fresh process serves, and stays idle until Apache stops.
+        r = weave.request("GET", f"1.0/{name}/info/collections", user=name,
+                          password=pw, port=port)
+        assert r.status == 200, r
+    finally:
+        if holder is not None:
+            _end_lock_holder(holder)
+        loadkit.stack_lib_run('stack_apache_stop "$1"', adir)
+    # Apache's stop ends the idle processes with SIGTERM too: said at info.
+    assert re.search(r"weave\[\d+\] info: ended by SIGTERM while waiting "
+                     r"for a request", _log(adir)), _log(adir)[-2000:]
