@@ -365,11 +365,11 @@ static int open_attempt(struct request *req, struct response *resp,
 	return 0;
 }
 
-/* The statements a write runs last, inside its transaction. */
-static enum db_status before_commit(const struct request *req, const struct route *r,
-				    int status)
+/* The statements a write runs last, inside its transaction (txn_end). */
+static enum db_status before_commit(const struct request *req, const void *ctx)
 {
-	if (status >= 400 || !(r->flags & WRITES) || req->user == NULL)
+	const struct route *r = ctx;
+	if (!(r->flags & WRITES) || req->user == NULL)
 		return DB_OK;
 	enum db_status st = db_history_finish();
 	return st == DB_OK ? db_user_set_last_write(req->user->id, req->timestamp) : st;
@@ -383,8 +383,7 @@ static int run_attempt(struct request *req, struct response *resp, void *ctx)
 	if (status == 0) {
 		status = a->r->handler(req, resp);
 		if (status != HANDLER_RETRY)
-			status = txn_end(req, resp, status,
-					 before_commit(req, a->r, status));
+			status = txn_end(req, resp, status, before_commit, a->r);
 	}
 	if (status != HANDLER_RETRY)
 		response_set_timestamp(resp, req->timestamp);

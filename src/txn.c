@@ -47,11 +47,14 @@ int txn_begin(struct request *req, struct response *resp)
 	return st == DB_OK ? 0 : handler_db_failure(req, resp, st);
 }
 
-int txn_end(struct request *req, struct response *resp, int status,
-	    enum db_status before_commit)
+int txn_end(struct request *req, struct response *resp, int status, txn_last_fn last,
+	    const void *ctx)
 {
+	/* Asked before last runs: a connection lost in it ends the
+	 * transaction, and that must be a failure, not "nothing to do". */
 	if (!db_in_transaction())
 		return status;
+	enum db_status before_commit = status < 400 && last != NULL ? last(req, ctx) : DB_OK;
 	if (status >= 400 || before_commit != DB_OK) {
 		db_rollback();
 		if (status >= 400)

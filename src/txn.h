@@ -37,15 +37,16 @@ int txn_run(struct request *req, struct response *resp, txn_attempt_fn attempt,
  * handler_db_failure() (HANDLER_RETRY or 503 answered). */
 int txn_begin(struct request *req, struct response *resp);
 
+/* Statements a caller runs last inside its transaction, before COMMIT. */
+typedef enum db_status (*txn_last_fn)(const struct request *req, const void *ctx);
+
 /*
- * End the attempt's transaction, if one is open. before_commit is the
- * status of the statements the caller ran last inside it (DB_OK when
- * none). Commits when status < 400 and before_commit is DB_OK, else
- * rolls back. Returns status, or what handler_db_failure() gives for a
- * failure; a COMMIT whose connection was lost is never run again (it may
- * have committed).
+ * End the attempt's transaction, if one is open: when status < 400, run
+ * last (may be NULL) and commit if it succeeded; else roll back. Returns
+ * status, or what handler_db_failure() gives for a failure; a COMMIT
+ * whose connection was lost is never run again (it may have committed).
  */
-int txn_end(struct request *req, struct response *resp, int status,
-	    enum db_status before_commit);
+int txn_end(struct request *req, struct response *resp, int status, txn_last_fn last,
+	    const void *ctx);
 
 #endif
