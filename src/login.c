@@ -14,6 +14,7 @@
 
 #include "account_cache.h"
 #include "auth.h"
+#include "kdf_gate.h"
 #include "change_board.h"
 #include "config.h"
 #include "handler.h"
@@ -98,12 +99,32 @@ static enum step db_failed(struct login *l, enum db_status st)
 									: STEP_FAILED;
 }
 
-/* The password KDF, counted on the board (weave-admin cache). */
-static enum password_verdict verify_password(const struct credentials *cred,
-					     const char *stored, int cost)
+/*
+ * The password KDF against stored, within the host's bound (kdf_gate.h)
+ * and counted on the board (weave-admin cache): STEP_NEXT with *v, or
+ * 503 answered when too many run at once.
+ */
+static enum step run_kdf(struct login *l, const char *stored, enum password_verdict *v)
 {
+	*v = PASSWORD_MISMATCH;
+	int slot = kdf_gate_enter();
+	if (slot < 0) {
+		log_info("login not checked: %d password checks are running on this host",
+			 change_board_kdf_running());
+		l->resp->retry_after = KDF_RETRY_AFTER;
+		resp_error(l->resp, 503, WEAVE_ERR_NONE);
+		return STEP_FAILED;
+	}
 	change_board_count(BOARD_VERIFICATIONS);
-	return password_verify(cred->password, cred->password_len, stored, cost);
+	*v = password_verify(l->cred.password, l->cred.password_len, stored,
+			     (int)l->req->cfg->password_cost);
+	kdf_gate_leave(slot);
+	return STEP_NEXT;
+}
+
+static bool right(enum password_verdict v)
+{
+	return v == PASSWORD_OK || v == PASSWORD_OK_REHASH;
 }
 
 /*
@@ -158,12 +179,10 @@ static enum step parse_credentials(struct login *l)
 
 /*
  * Step, reads only: answer from the host's kept row of the account when
- * the client address is not known to be locked, account_cache_get()
- * still gives the row (unchanged on the change board, younger than
- * account_cache_seconds; docs/HACKING.md, Caches) and the password hits
- * the credential cache for that row's hash. Rows are kept only from
- * logins with no failures on record, so such a login has nothing to
- * clear and is not recorded with the throttle.
+ * the client address is not known to be locked and the account cache
+ * vouches for row and password (account_cache.h, the promise). Rows are
+ * kept only from logins with no failures on record, so such a login has
+ * nothing to clear and is not recorded with the throttle.
  *
  * The request's time is taken before the board is read: see write_begins().
  */
@@ -176,13 +195,9 @@ static enum step kept_row(struct login *l)
 	change_board_refresh();
 	if (now < change_board_address_locked_until(request_client_address(l->req)))
 		return STEP_NEXT;
-	if (!account_cache_get(l->cred.username, now, l->user))
+	if (!account_cache_login(l->cred.username, l->cred.password, l->cred.password_len,
+				 now, l->user))
 		return STEP_NEXT;
-	if (!auth_cache_lookup(l->cred.username, l->user->password_hash,
-			       l->cred.password, l->cred.password_len)) {
-		user_free(l->user);
-		return STEP_NEXT;
-	}
 	l->req->started = started;
 	return STEP_DONE;
 }
@@ -236,18 +251,19 @@ static enum step check_throttle(struct login *l)
  */
 static enum step check_state(struct login *l)
 {
-	int cost = (int)l->req->cfg->password_cost;
+	enum password_verdict v;
 	if (!l->found) {
 		db_rollback();
-		verify_password(&l->cred, dummy_hash(cost), cost);
+		if (run_kdf(l, dummy_hash((int)l->req->cfg->password_cost), &v) != STEP_NEXT)
+			return STEP_FAILED;
 		gate_login_failed(l->req, l->cred.username, 0);
 		return refuse(l, "no such user");
 	}
 	if (l->user->status != 1) {
 		db_rollback();
-		enum password_verdict pv =
-			verify_password(&l->cred, l->user->password_hash, cost);
-		if (pv != PASSWORD_OK && pv != PASSWORD_OK_REHASH)
+		if (run_kdf(l, l->user->password_hash, &v) != STEP_NEXT)
+			return STEP_FAILED;
+		if (!right(v))
 			gate_login_failed(l->req, l->cred.username, l->user->id);
 		return refuse(l, "account disabled");
 	}
@@ -257,31 +273,31 @@ static enum step check_state(struct login *l)
 /* Step: the credential cache vouches for the password of this row. */
 static enum step cached_credential(struct login *l)
 {
-	if (!auth_cache_lookup(l->cred.username, l->user->password_hash,
-			       l->cred.password, l->cred.password_len))
+	if (!account_cache_credential_ok(l->user, l->cred.password, l->cred.password_len,
+					 l->req->started / 100))
 		return STEP_NEXT;
 	return succeeded(l);
 }
 
 /*
- * The KDF for credentials the cache did not vouch for, run at most once
- * per host at a time: if another process is verifying the same ones, its
- * verdict is awaited instead (auth.h).
+ * The KDF for a password the cache did not vouch for, at most once per
+ * host at a time (kdf_gate.h): if another process is verifying the same
+ * one, its verdict is awaited instead.
  */
-static enum password_verdict verify_once(const struct credentials *cred,
-					 const char *stored, int cost)
+static enum step verify_once(struct login *l, enum password_verdict *v)
 {
-	if (auth_cache_wait_or_claim(cred->username, stored, cred->password,
-				     cred->password_len))
-		return PASSWORD_OK;
-	enum password_verdict v = verify_password(cred, stored, cost);
-	if (v == PASSWORD_OK || v == PASSWORD_OK_REHASH)
-		auth_cache_store(cred->username, stored, cred->password,
-				 cred->password_len);
-	else
-		auth_cache_abandon(cred->username, stored, cred->password,
-				   cred->password_len);
-	return v;
+	const struct credentials *c = &l->cred;
+	struct kdf_claim claim;
+	enum step s = STEP_NEXT;
+	*v = PASSWORD_OK;
+	if (!kdf_gate_claim(l->user, c->password, c->password_len, &claim)) {
+		s = run_kdf(l, l->user->password_hash, v);
+		if (s == STEP_NEXT && right(*v))
+			account_cache_credential_put(l->user, c->password, c->password_len,
+						     now_centiseconds() / 100);
+	}
+	kdf_gate_unclaim(&claim);
+	return s;
 }
 
 /* A hash of an old scheme is replaced by one of the current scheme. */
@@ -295,7 +311,8 @@ static void rehash(struct login *l)
 		log_info("password re-hashed with the current scheme");
 		free(l->user->password_hash);
 		l->user->password_hash = xstrdup(fresh);
-		auth_cache_store(c->username, fresh, c->password, c->password_len);
+		account_cache_credential_put(l->user, c->password, c->password_len,
+					     now_centiseconds() / 100);
 	}
 	OPENSSL_cleanse(fresh, sizeof fresh);
 }
@@ -303,12 +320,13 @@ static void rehash(struct login *l)
 /* Step: the KDF, never with the row lock held. A read is then done. */
 static enum step verify(struct login *l)
 {
+	enum password_verdict v;
 	db_rollback();
-	enum password_verdict v = verify_once(&l->cred, l->user->password_hash,
-					      (int)l->req->cfg->password_cost);
+	if (verify_once(l, &v) != STEP_NEXT)
+		return STEP_FAILED;
 	if (v == PASSWORD_BAD_HASH)
 		log_error("stored password hash has an unknown format");
-	if (v != PASSWORD_OK && v != PASSWORD_OK_REHASH) {
+	if (!right(v)) {
 		gate_login_failed(l->req, l->cred.username, l->user->id);
 		return refuse(l, "wrong password");
 	}

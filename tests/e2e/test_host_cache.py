@@ -55,10 +55,10 @@ def in_parallel(jobs):
 def test_cache_file_reports_counts_and_capacity():
     c = counts()
     for key in ("verifications", "credential_hits", "credential_waits", "row_hits",
-                "row_misses", "collections_hits", "collections_misses"):
+                "row_misses", "collections_hits", "collections_misses", "kdf_busy"):
         assert isinstance(c[key], int) and c[key] >= 0, (key, c)
     assert c["file"], c
-    for table in ("credentials", "rows", "collections"):
+    for table in ("accounts", "kdf_claims"):
         assert 0 <= c["entries"][table]["used"] <= c["entries"][table]["capacity"], c
     text = admin("cache").stdout
     assert "password verifications" in text and "entries in use" in text, text
