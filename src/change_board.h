@@ -33,8 +33,9 @@
  * verifications the host ran (weave-admin cache).
  *
  * Writes made elsewhere (another web server on the same database, SQL
- * typed by hand) do not reach the board; account_cache_seconds bounds
- * how long they go unseen.
+ * typed by hand) reach the board through the change log (change_log.h)
+ * within about a second; if the change log cannot be read,
+ * account_cache_seconds bounds how long they go unseen.
  *
  * Opening can fail (no such file for weave-admin, a file owned by
  * someone else, a size that does not match): the board is then absent,
