@@ -300,14 +300,19 @@ static enum step verify_once(struct login *l, enum password_verdict *v)
 	return s;
 }
 
-/* A hash of an old scheme is replaced by one of the current scheme. */
+/* A hash of an old scheme is replaced by one of the current scheme: a
+ * KDF too, so within the host's bound (else at a later login). */
 static void rehash(struct login *l)
 {
 	char fresh[PASSWORD_HASH_MAX];
 	const struct credentials *c = &l->cred;
-	if (password_hash(c->password, c->password_len, (int)l->req->cfg->password_cost,
-			  fresh, sizeof fresh) == 0 &&
-	    db_user_set_password(l->user->id, fresh) == DB_OK) {
+	int slot = kdf_gate_enter();
+	if (slot < 0)
+		return;
+	int rc = password_hash(c->password, c->password_len,
+			       (int)l->req->cfg->password_cost, fresh, sizeof fresh);
+	kdf_gate_leave(slot);
+	if (rc == 0 && db_user_set_password(l->user->id, fresh) == DB_OK) {
 		log_info("password re-hashed with the current scheme");
 		free(l->user->password_hash);
 		l->user->password_hash = xstrdup(fresh);
