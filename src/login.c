@@ -82,6 +82,16 @@ struct login {
 	char *verified_hash;         /* the stored hash the KDF accepted */
 };
 
+/*
+ * When this process last found the database unreachable (seconds; 0:
+ * reached since), and when it last said so: process state, not the
+ * request's. A read answered from a kept row during an outage is right
+ * (nobody can change the account meanwhile), but the admin must see it.
+ */
+#define OUTAGE_SECONDS 10
+static int64_t db_unreachable_at;
+static int64_t outage_logged_at;
+
 /* What a step gives: go on, or the login's outcome. */
 enum step { STEP_NEXT, STEP_DONE, STEP_FAILED, STEP_RETRY };
 
@@ -94,6 +104,8 @@ static enum step refuse(struct login *l, const char *why)
 
 static enum step db_failed(struct login *l, enum db_status st)
 {
+	if (st == DB_UNAVAILABLE)
+		db_unreachable_at = l->req->started / 100;
 	db_rollback();
 	return handler_db_failure(l->req, l->resp, st) == HANDLER_RETRY ? STEP_RETRY
 									: STEP_FAILED;
@@ -199,6 +211,12 @@ static enum step kept_row(struct login *l)
 				 now, l->user))
 		return STEP_NEXT;
 	l->req->started = started;
+	if (now - db_unreachable_at < OUTAGE_SECONDS && now - outage_logged_at >= OUTAGE_SECONDS) {
+		log_warn("the database was unreachable %lld s ago: reads are answered "
+			 "from kept account rows, writes get 503",
+			 (long long)(now - db_unreachable_at));
+		outage_logged_at = now;
+	}
 	return STEP_DONE;
 }
 
@@ -221,6 +239,7 @@ static enum step load_account(struct login *l)
 			       &l->counters);
 	if (st != DB_OK && st != DB_NOT_FOUND)
 		return db_failed(l, st);
+	db_unreachable_at = 0;
 	l->found = st == DB_OK;
 	return STEP_NEXT;
 }

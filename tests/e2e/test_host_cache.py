@@ -329,3 +329,32 @@ def test_the_cache_file_holds_no_hash_email_or_key_and_tests_no_guess():
     for window in windows:
         v = _verifier(window, uid, stored, pw)
         assert v[:8] not in words, "a window of the file tests a guess"
+
+
+def test_reads_from_kept_rows_during_an_outage_say_so_in_the_log():
+    """While the database is down, a warm account's reads are answered
+    from its kept row (nothing can change it meanwhile), a cold one gets
+    503, and a process that saw the outage logs that it answers from kept
+    rows (the admin is not left with an outage that looks like none)."""
+    port, _, log = own_server("outage", {"account_cache_seconds": 120})
+    user, pw = new_user("outage")
+    cold, cold_pw = new_user("outage")
+    for _ in range(3):
+        with ThreadPoolExecutor(PARALLEL) as pool:
+            assert {r.status for r in pool.map(lambda _: poll(user, pw, port),
+                                               range(PARALLEL * 3))} == {200}
+    weave.db_stop()
+    try:
+        offset = os.path.getsize(log)
+        with ThreadPoolExecutor(PARALLEL) as pool:
+            down = list(pool.map(lambda _: poll(cold, cold_pw, port), range(PARALLEL * 3)))
+            warm = list(pool.map(lambda _: poll(user, pw, port), range(PARALLEL * 6)))
+    finally:
+        weave.db_start()
+    assert {r.status for r in down} == {503}, down
+    assert {r.status for r in warm} == {200}, warm
+    with open(log, "rb") as f:
+        f.seek(offset)
+        text = f.read().decode("utf-8", "replace")
+    assert "reads are answered from kept account rows" in text
+    assert poll(cold, cold_pw, port).status == 200
