@@ -95,13 +95,13 @@ void auth_email_to_username(const char *email, size_t len, char out[33])
 	out[o] = '\0';
 }
 
-enum auth_parse_status auth_parse_basic(const char *header,
-					struct credentials *out)
+/*
+ * The base64 of a Basic header, strictly checked, into decoded (at least
+ * AUTH_HEADER_MAX bytes): AUTH_PARSE_OK with *dlen, or why not.
+ */
+static enum auth_parse_status decode_basic(const char *header, unsigned char *decoded,
+					   size_t *dlen)
 {
-	unsigned char decoded[AUTH_HEADER_MAX];
-	enum auth_parse_status st = AUTH_PARSE_MALFORMED;
-
-	memset(out, 0, sizeof *out);
 	if (header == NULL || *header == '\0')
 		return AUTH_PARSE_MISSING;
 	if (strncasecmp(header, "Basic", 5) != 0 ||
@@ -128,12 +128,22 @@ enum auth_parse_status auth_parse_basic(const char *header,
 	int n = EVP_DecodeBlock(decoded, (const unsigned char *)b64, (int)len);
 	if (n < 0)
 		return AUTH_PARSE_MALFORMED;
-	if (b64[len - 1] == '=')
-		n--;
-	if (b64[len - 2] == '=')
-		n--;
-	size_t dlen = (size_t)n;
+	n -= (b64[len - 1] == '=') + (b64[len - 2] == '=');
+	*dlen = (size_t)n;
+	return AUTH_PARSE_OK;
+}
 
+enum auth_parse_status auth_parse_basic(const char *header,
+					struct credentials *out)
+{
+	unsigned char decoded[AUTH_HEADER_MAX];
+	size_t dlen = 0;
+
+	memset(out, 0, sizeof *out);
+	enum auth_parse_status st = decode_basic(header, decoded, &dlen);
+	if (st != AUTH_PARSE_OK)
+		goto done;
+	st = AUTH_PARSE_MALFORMED;
 	if (memchr(decoded, '\0', dlen) != NULL)
 		goto done;
 	unsigned char *colon = memchr(decoded, ':', dlen);
