@@ -14,9 +14,10 @@
  *    owner never waits behind an attacker's guesses;
  *  - a bound: at most max_concurrent_kdf KDFs run on the host at once
  *    (slots in the shared file; a slot of a dead process is taken over).
- *    A login that finds none free within KDF_WAIT_MS is answered 503
- *    with Retry-After: KDF_RETRY_AFTER (and that X-Weave-Backoff): a
- *    short queue would only make every login slow.
+ *    A login that finds none free within KDF_WAIT_MS (a few KDFs' time:
+ *    a burst drains, a herd does not) is answered 503 with Retry-After:
+ *    KDF_RETRY_AFTER (and that X-Weave-Backoff): a long queue would only
+ *    make every login slow.
  * Without the shared file each process claims and bounds for itself.
  */
 #ifndef WEAVE_KDF_GATE_H
@@ -29,7 +30,7 @@
 #include "cache_key.h"
 #include "db_user.h"
 
-#define KDF_WAIT_MS 100
+#define KDF_WAIT_MS 500
 #define KDF_RETRY_AFTER 3
 
 /* Set the bound (0: the number of online cores). */

@@ -442,7 +442,7 @@ START_TEST(test_kdf_bound_is_host_wide)
 		int slot = kdf_gate_enter();
 		if (slot < 0 || write(go[1], "x", 1) != 1)
 			_exit(1);
-		sleep_ms(400);
+		sleep_ms(1500); /* beyond KDF_WAIT_MS */
 		kdf_gate_leave(slot);
 		_exit(0);
 	}
