@@ -1,143 +1,215 @@
-/* account_cache.c - the host-wide kept account rows of account_cache.h. */
+/* account_cache.c - the one entry per account of account_cache.h, in the host's shared file. */
 #include "account_cache.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
+#include "cache_key.h"
 #include "change_board.h"
 #include "shared_table.h"
 #include "util.h"
 
 /*
- * An entry's payload: the row's numbers, then its strings one after the
- * other, each with its NUL (a NULL string is marked in `present`). A row
- * whose strings do not fit is not kept (only its name and id are).
+ * An entry's payload words: the row, the credential, the answer, then
+ * the row's strings (node, alert, each with its NUL) and the answer's
+ * body. MACs take CACHE_MAC_BYTES (4 words).
  */
-enum { ID, STATUS, QUOTA, LAST_WRITE, CREATED, GENERATION, READ_AT, FLAGS, STRINGS };
-#define STRING_BYTES ((BOARD_ROW_WORDS - STRINGS) * 8)
-#define USABLE 1u    /* flag: a whole row, not only the name and id */
-#define PRESENT 16u  /* flag << i: string i is not NULL */
+enum {
+	NAME_CHECK, ID, STATUS, QUOTA, LAST_WRITE, CREATED, GENERATION, READ_AT, FLAGS,
+	FINGERPRINT, VERIFIER = FINGERPRINT + 4, VERIFIED_AT = VERIFIER + 4,
+	ANSWER_LAST_WRITE, ANSWER_VALID_UNTIL, ANSWER_NEWEST, ANSWER_ROWS, ANSWER_LEN,
+	STRINGS, BODY = STRINGS + 24, WORDS = BOARD_ACCOUNT_WORDS
+};
+#define STRING_BYTES ((BODY - STRINGS) * 8)
+#define BODY_BYTES ((WORDS - BODY) * 8)
+#define ROW 1u       /* flag: the row part is whole */
+#define CREDENTIAL 2u
+#define ANSWER 4u
+#define NODE 16u     /* flag: the row's node is not NULL */
+#define ALERT 32u
+/* An answer whose records never expire is still dropped after a week. */
+#define ANSWER_MAX_SECONDS (7 * 86400)
 
-enum { S_USERNAME, S_HASH, S_EMAIL, S_NODE, S_ALERT, S__MAX };
-
-static int64_t ttl;
-static struct shared_table table;
-static uint64_t table_epoch = UINT64_MAX;
-
-/* false when there is no board: then nothing is kept. */
-static bool attach(void)
-{
-	if (ttl <= 0 || !change_board_ready())
-		return false;
-	if (table_epoch != change_board_epoch()) {
-		change_board_table(BOARD_ROWS, &table);
-		table_epoch = change_board_epoch();
-	}
-	return true;
-}
-
-void account_cache_init(int64_t ttl_seconds)
-{
-	ttl = ttl_seconds;
-	table_epoch = UINT64_MAX;
-}
+_Static_assert(BODY < WORDS, "an account entry has no room for its answer");
 
 struct entry {
-	uint64_t w[BOARD_ROW_WORDS];
+	uint64_t w[WORDS];
 };
 
-static char *strings(struct entry *e)
+static int64_t row_ttl, credential_ttl;
+/* What account_cache_answer_get() hands out: valid until the next call. */
+static struct entry answer_copy;
+
+void account_cache_init(int64_t row_seconds, int64_t credential_seconds)
 {
-	return (char *)&e->w[STRINGS];
+	row_ttl = row_seconds;
+	credential_ttl = credential_seconds;
 }
 
-/* Pack u into e; false if its strings do not fit. */
-static bool encode(struct entry *e, const struct user *u)
+/* username's entry at now, and its tag; false (and *e a fresh entry for
+ * id, when id is not 0) if there is none of that account. */
+static bool find(const char *username, int64_t id, int64_t now, struct entry *e,
+		 uint64_t *tag)
 {
-	const char *s[S__MAX] = { u->username, u->password_hash, u->email, u->node,
-				  u->alert };
-	size_t at = 0;
+	uint64_t name[2];
+	*tag = 0;
+	if (!cache_key_name(username, name))
+		return false;
+	*tag = name[0];
+	if (shared_table_get(change_board_table(BOARD_ACCOUNTS), name[0], now, e->w) &&
+	    e->w[NAME_CHECK] == name[1] && (id == 0 || (int64_t)e->w[ID] == id))
+		return true;
 	memset(e, 0, sizeof *e);
-	for (int i = 0; i < S__MAX; i++) {
+	e->w[NAME_CHECK] = name[1];
+	e->w[ID] = (uint64_t)id;
+	return false;
+}
+
+static int64_t later(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* Store e under tag until its last valid part expires. */
+static void store(uint64_t tag, struct entry *e, int64_t now)
+{
+	int64_t until = now + 1;
+	if (e->w[FLAGS] & ROW)
+		until = later(until, (int64_t)e->w[READ_AT] + row_ttl);
+	if (e->w[FLAGS] & CREDENTIAL)
+		until = later(until, (int64_t)e->w[VERIFIED_AT] + credential_ttl);
+	if (e->w[FLAGS] & ANSWER) {
+		int64_t valid = (int64_t)e->w[ANSWER_VALID_UNTIL];
+		valid = valid >= INT64_MAX - 99 ? INT64_MAX : (valid + 99) / 100;
+		until = later(until, valid < now + ANSWER_MAX_SECONDS ? valid
+								      : now + ANSWER_MAX_SECONDS);
+	}
+	if (tag != 0)
+		shared_table_put(change_board_table(BOARD_ACCOUNTS), tag, until, now, e->w);
+	OPENSSL_cleanse(e, sizeof *e);
+}
+
+/* Does e's verifier (under fingerprint fp) vouch for password at now? */
+static bool credential_holds(const struct entry *e, const unsigned char *fp,
+			     const char *password, size_t len, int64_t now)
+{
+	unsigned char v[CACHE_MAC_BYTES];
+	int64_t at = (int64_t)e->w[VERIFIED_AT];
+	bool hit = credential_ttl > 0 && (e->w[FLAGS] & CREDENTIAL) && now >= at &&
+		   now - at < credential_ttl &&
+		   cache_key_verifier((int64_t)e->w[ID], fp, password, len, v) &&
+		   bytes_equal_const_time(v, &e->w[VERIFIER], CACHE_MAC_BYTES);
+	OPENSSL_cleanse(v, sizeof v);
+	if (hit)
+		change_board_count(BOARD_CREDENTIAL_HITS);
+	return hit;
+}
+
+/* Pack u's strings into e; false if they do not fit. */
+static bool encode_strings(struct entry *e, const struct user *u)
+{
+	const char *s[2] = { u->node, u->alert };
+	const uint64_t flag[2] = { NODE, ALERT };
+	char *to = (char *)&e->w[STRINGS];
+	size_t at = 0;
+	memset(to, 0, STRING_BYTES);
+	e->w[FLAGS] &= ~(NODE | ALERT);
+	for (int i = 0; i < 2; i++) {
 		if (s[i] == NULL)
 			continue;
 		size_t len = strlen(s[i]) + 1;
 		if (len > STRING_BYTES - at)
 			return false;
-		memcpy(strings(e) + at, s[i], len);
+		memcpy(to + at, s[i], len);
 		at += len;
-		e->w[FLAGS] |= PRESENT << i;
+		e->w[FLAGS] |= flag[i];
 	}
-	e->w[ID] = (uint64_t)u->id;
-	e->w[STATUS] = (uint64_t)(int64_t)u->status;
-	e->w[QUOTA] = (uint64_t)u->quota_kb;
-	e->w[LAST_WRITE] = (uint64_t)u->last_write;
-	e->w[CREATED] = (uint64_t)u->created;
 	return true;
 }
 
-/* The name kept in e (the first string; "" if none). */
-static const char *name_of(struct entry *e)
+static void decode(struct entry *e, const char *username, struct user *out)
 {
-	strings(e)[STRING_BYTES - 1] = '\0';
-	return (e->w[FLAGS] & PRESENT) ? strings(e) : "";
-}
-
-static void decode(struct entry *e, struct user *out)
-{
-	char *s[S__MAX] = { 0 };
-	size_t at = 0;
-	strings(e)[STRING_BYTES - 1] = '\0';
-	for (int i = 0; i < S__MAX && at < STRING_BYTES; i++) {
-		if (!(e->w[FLAGS] & (PRESENT << i)))
-			continue;
-		s[i] = strings(e) + at;
-		at += strlen(s[i]) + 1;
-	}
+	char *s = (char *)&e->w[STRINGS];
+	s[STRING_BYTES - 1] = '\0';
 	memset(out, 0, sizeof *out);
 	out->id = (int64_t)e->w[ID];
-	snprintf(out->username, sizeof out->username, "%s", s[S_USERNAME] ? s[S_USERNAME] : "");
-	out->password_hash = xstrdup(s[S_HASH] != NULL ? s[S_HASH] : "");
-	out->email = s[S_EMAIL] != NULL ? xstrdup(s[S_EMAIL]) : NULL;
-	out->node = s[S_NODE] != NULL ? xstrdup(s[S_NODE]) : NULL;
-	out->alert = s[S_ALERT] != NULL ? xstrdup(s[S_ALERT]) : NULL;
+	snprintf(out->username, sizeof out->username, "%s", username);
+	out->password_hash = xstrdup(""); /* not kept: matches no password */
+	if (e->w[FLAGS] & NODE) {
+		out->node = xstrdup(s);
+		s += strlen(s) + 1;
+	}
+	if ((e->w[FLAGS] & ALERT) && s < (char *)&e->w[BODY])
+		out->alert = xstrdup(s);
 	out->status = (int)(int64_t)e->w[STATUS];
 	out->quota_kb = (int64_t)e->w[QUOTA];
 	out->last_write = (int64_t)e->w[LAST_WRITE];
 	out->created = (int64_t)e->w[CREATED];
 }
 
-/* username's entry, whole or name-only, if one is kept at now. */
-static bool find(const char *username, int64_t now, struct entry *e)
+/* May e's row answer a read at now? */
+static bool row_current(const struct entry *e, int64_t now)
 {
-	return attach() &&
-	       shared_table_get(&table, shared_table_tag_of(username), now, e->w) &&
-	       strcmp(name_of(e), username) == 0;
+	int64_t read_at = (int64_t)e->w[READ_AT];
+	return row_ttl > 0 && change_board_ready() && (e->w[FLAGS] & ROW) && now >= read_at &&
+	       now - read_at < row_ttl &&
+	       change_board_generation((int64_t)e->w[ID]) == e->w[GENERATION];
 }
 
-bool account_cache_get(const char *username, int64_t now, struct user *out)
+bool account_cache_login(const char *username, const char *password, size_t len,
+			 int64_t now, struct user *out)
 {
 	struct entry e;
-	if (!find(username, now, &e))
-		goto miss;
-	int64_t read_at = (int64_t)e.w[READ_AT];
-	int64_t id = (int64_t)e.w[ID];
-	if (!(e.w[FLAGS] & USABLE) || now < read_at || now - read_at >= ttl ||
-	    change_board_generation(id) != e.w[GENERATION])
-		goto miss;
-	decode(&e, out);
-	change_board_count(BOARD_ROW_HITS);
-	return true;
-miss:
-	change_board_count(BOARD_ROW_MISSES);
-	return false;
+	uint64_t tag;
+	bool hit = find(username, 0, now, &e, &tag) && row_current(&e, now);
+	change_board_count(hit ? BOARD_ROW_HITS : BOARD_ROW_MISSES);
+	hit = hit && credential_holds(&e, (const unsigned char *)&e.w[FINGERPRINT],
+				      password, len, now);
+	if (hit)
+		decode(&e, username, out);
+	OPENSSL_cleanse(&e, sizeof e);
+	return hit;
+}
+
+bool account_cache_credential_ok(const struct user *u, const char *password,
+				 size_t len, int64_t now)
+{
+	struct entry e;
+	uint64_t tag;
+	unsigned char fp[CACHE_MAC_BYTES];
+	bool hit = credential_ttl > 0 && find(u->username, u->id, now, &e, &tag) &&
+		   cache_key_fingerprint(u->password_hash, fp) &&
+		   credential_holds(&e, fp, password, len, now);
+	OPENSSL_cleanse(&e, sizeof e);
+	return hit;
+}
+
+void account_cache_credential_put(const struct user *u, const char *password,
+				  size_t len, int64_t now)
+{
+	struct entry e;
+	uint64_t tag;
+	unsigned char fp[CACHE_MAC_BYTES];
+	if (credential_ttl <= 0)
+		return;
+	find(u->username, u->id, now, &e, &tag);
+	if (cache_key_fingerprint(u->password_hash, fp) &&
+	    cache_key_verifier(u->id, fp, password, len, (unsigned char *)&e.w[VERIFIER])) {
+		e.w[FLAGS] |= CREDENTIAL;
+		e.w[VERIFIED_AT] = (uint64_t)now;
+		store(tag, &e, now);
+	}
+	OPENSSL_cleanse(&e, sizeof e);
 }
 
 void account_cache_probe(const char *username, struct account_probe *probe)
 {
 	struct entry e;
+	uint64_t tag;
 	/* Any time will do for a name's id: it is checked against the row. */
-	probe->user_id = find(username, 0, &e) ? (int64_t)e.w[ID] : 0;
+	probe->user_id = find(username, 0, 0, &e, &tag) ? (int64_t)e.w[ID] : 0;
 	probe->generation = change_board_generation(probe->user_id);
 	probe->epoch = change_board_epoch();
 }
@@ -146,20 +218,62 @@ void account_cache_put(const struct account_probe *probe, const struct user *u,
 		       int64_t now)
 {
 	struct entry e;
-	if (!attach() || u->username[0] == '\0')
+	uint64_t tag;
+	if (row_ttl <= 0 || !change_board_ready() || u->username[0] == '\0')
 		return;
-	bool whole = encode(&e, u);
-	if (!whole || probe->user_id != u->id || probe->user_id == 0 || u->status != 1 ||
-	    probe->epoch != change_board_epoch()) {
-		/* Next time the probe knows the id. */
-		memset(&e, 0, sizeof e);
-		snprintf(strings(&e), STRING_BYTES, "%s", u->username);
-		e.w[FLAGS] = PRESENT << S_USERNAME;
-		e.w[ID] = (uint64_t)u->id;
-	} else {
-		e.w[FLAGS] |= USABLE;
+	find(u->username, u->id, now, &e, &tag);
+	e.w[FLAGS] &= ~(uint64_t)ROW;
+	/* A row whose generation was not read before it only teaches the
+	 * probe the id, for next time. */
+	if (probe->user_id == u->id && u->status == 1 && probe->epoch == change_board_epoch() &&
+	    encode_strings(&e, u) &&
+	    cache_key_fingerprint(u->password_hash, (unsigned char *)&e.w[FINGERPRINT])) {
+		e.w[STATUS] = (uint64_t)(int64_t)u->status;
+		e.w[QUOTA] = (uint64_t)u->quota_kb;
+		e.w[LAST_WRITE] = (uint64_t)u->last_write;
+		e.w[CREATED] = (uint64_t)u->created;
 		e.w[GENERATION] = probe->generation;
+		e.w[READ_AT] = (uint64_t)now;
+		e.w[FLAGS] |= ROW;
 	}
-	e.w[READ_AT] = (uint64_t)now;
-	shared_table_put(&table, shared_table_tag_of(u->username), now + ttl, now, e.w);
+	store(tag, &e, now);
+}
+
+bool account_cache_answer_get(const struct user *u, int64_t now, struct account_answer *out)
+{
+	struct entry *e = &answer_copy;
+	uint64_t tag;
+	bool hit = find(u->username, u->id, now / 100, e, &tag) && (e->w[FLAGS] & ANSWER) &&
+		   (int64_t)e->w[ANSWER_LAST_WRITE] == u->last_write &&
+		   now < (int64_t)e->w[ANSWER_VALID_UNTIL] && e->w[ANSWER_LEN] < BODY_BYTES;
+	change_board_count(hit ? BOARD_STAMP_HITS : BOARD_STAMP_MISSES);
+	if (!hit)
+		return false;
+	char *body = (char *)&e->w[BODY];
+	body[e->w[ANSWER_LEN]] = '\0';
+	out->body = body;
+	out->len = (size_t)e->w[ANSWER_LEN];
+	out->newest = (int64_t)e->w[ANSWER_NEWEST];
+	out->rows = (int64_t)e->w[ANSWER_ROWS];
+	return true;
+}
+
+void account_cache_answer_put(const struct user *u, int64_t valid_until,
+			      const struct account_answer *a)
+{
+	struct entry e;
+	uint64_t tag;
+	int64_t now = now_centiseconds() / 100;
+	if (a->len >= BODY_BYTES || u->username[0] == '\0')
+		return; /* a rare account with very many collections: not kept */
+	find(u->username, u->id, now, &e, &tag);
+	e.w[ANSWER_LAST_WRITE] = (uint64_t)u->last_write;
+	e.w[ANSWER_VALID_UNTIL] = (uint64_t)valid_until;
+	e.w[ANSWER_NEWEST] = (uint64_t)a->newest;
+	e.w[ANSWER_ROWS] = (uint64_t)a->rows;
+	e.w[ANSWER_LEN] = a->len;
+	memset(&e.w[BODY], 0, BODY_BYTES);
+	memcpy(&e.w[BODY], a->body, a->len);
+	e.w[FLAGS] |= ANSWER;
+	store(tag, &e, now);
 }

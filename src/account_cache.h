@@ -1,47 +1,58 @@
 /*
- * account_cache.h - the host's recent account rows, for reads.
+ * account_cache.h - the host's account cache: everything kept for an
+ * account, in one entry, under one promise.
  *
- * A sync poll is a read, and its account row (password hash, status,
- * last_write) rarely changes. Reading it from the database on every poll
- * doubled the poll's cost, so the rows read are kept, in the change board
- * (change_board.h) where every process of the host finds them, and one is
- * used again while both hold:
- *  - the account's slot on the change board (change_board.h) still has
- *    the generation read *before* the row was read: nobody on this host
- *    changed the account since;
- *  - it is younger than account_cache_seconds, which bounds how late
- *    changes made elsewhere (another web server, hand-typed SQL) show.
+ * A sync poll is a read whose account rarely changes. Reading the row
+ * and running the password KDF on every poll cost the database a round
+ * trip and the CPU 0.2 s, so each account has one entry in the host's
+ * shared file (change_board.h), found by every process, holding:
+ *  - the kept row: id, status, quota, last_write, created, node, alert,
+ *    the password *fingerprint* (a MAC of the stored hash, cache_key.h),
+ *    the generation of the account's board slot read *before* the row,
+ *    and when it was read. No password hash and no e-mail address;
+ *  - the verified credential: MAC(id, fingerprint, password), and when
+ *    the KDF accepted it;
+ *  - the last info/collections answer, with the id and last_write it
+ *    was computed under and when its newest record expires.
+ * The entry is found by a MAC of the name, so the file names no account.
  *
- * The generation must be read before the row: a write that commits in
- * between then leaves a newer generation behind, and the row is read
- * again next time. Writers bump the slot while they hold the row lock
- * and readers read with LOCK IN SHARE MODE, so a reader either waits for
- * the write or sees the bump.
+ * THE PROMISE. Each part is used only while it is provably current:
+ *  - the row, for reads only, while the account's board generation is
+ *    still the one read before the row (nobody on this host, nor the
+ *    change log for other hosts, changed the account since), the row is
+ *    younger than account_cache_seconds, allowed a login (enabled, no
+ *    failed login on record) and the client address is not known to be
+ *    locked. Without the shared file no row is trusted at all;
+ *  - the credential, while MAC(id, fingerprint of the row in hand,
+ *    password) equals it and it is younger than auth_cache_seconds. The
+ *    row in hand is current (read now, or kept as above), so a changed
+ *    password (a new hash, so a new fingerprint) misses at once, and a
+ *    deleted, disabled or locked account is refused by its row before
+ *    the credential is asked. Wrong passwords are never kept;
+ *  - the answer, while the current row's id and last_write are the ones
+ *    it was computed under and its newest record has not expired.
+ * The parts are written at different times by different processes; each
+ * is checked on its own terms, so an entry mixing old and new parts can
+ * only miss, never answer wrongly. Lost updates between processes are
+ * misses too.
  *
- * The first read of an account on the host learns only its id (the
- * slot is by id); the row is kept from the second read on, by whichever
- * process makes it. Rows whose strings do not fit an entry (about 300
- * bytes of name, hash, e-mail, node and alert) are never kept. Without a
- * board nothing is kept.
- *
- * Only rows that allow a login are kept (enabled, no failed logins on
- * record); the caller still checks the password (auth.h).
+ * Writers: every change to a users row bumps its generation while it
+ * holds the row lock (db_user.c, weave-admin), and readers read the row
+ * LOCK IN SHARE MODE, so a reader either waits for the write or sees the
+ * bump. The time a read answers is taken before the generation is read
+ * (login.c, write_begins()).
  */
 #ifndef WEAVE_ACCOUNT_CACHE_H
 #define WEAVE_ACCOUNT_CACHE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "db_user.h"
 
-/* Set the lifetime of kept rows, in seconds; 0 keeps none. Empties the
- * cache. */
-void account_cache_init(int64_t ttl_seconds);
-
-/* A copy of the row kept for username, if it may be used at now
- * (seconds); the caller frees it with user_free(). */
-bool account_cache_get(const char *username, int64_t now, struct user *out);
+/* Lifetimes in seconds of kept rows and of credentials; 0 keeps none. */
+void account_cache_init(int64_t row_seconds, int64_t credential_seconds);
 
 /* What must be known before reading username's row from the database. */
 struct account_probe {
@@ -51,8 +62,41 @@ struct account_probe {
 };
 void account_cache_probe(const char *username, struct account_probe *probe);
 
+/*
+ * The kept row of username, if it may be used at now (seconds) and the
+ * password hits its credential: *out filled (password_hash "" and email
+ * NULL, which reads never need); the caller frees it with user_free().
+ */
+bool account_cache_login(const char *username, const char *password, size_t len,
+			 int64_t now, struct user *out);
+
+/* Does the credential kept for u (a current row) vouch for password? */
+bool account_cache_credential_ok(const struct user *u, const char *password,
+				 size_t len, int64_t now);
+
+/* The KDF accepted password for u's stored hash at now: keep the verifier. */
+void account_cache_credential_put(const struct user *u, const char *password,
+				  size_t len, int64_t now);
+
 /* Keep row u (read after probe was taken) as read at now (seconds). */
 void account_cache_put(const struct account_probe *probe, const struct user *u,
 		       int64_t now);
+
+/* An info/collections answer. */
+struct account_answer {
+	const char *body; /* the JSON object; from _get, valid until the next _get */
+	size_t len;
+	int64_t newest;   /* the largest timestamp in it (centiseconds) */
+	int64_t rows;     /* collections in it (X-Weave-Records) */
+};
+
+/* The answer kept for u (a current row), if still valid at now (centiseconds). */
+bool account_cache_answer_get(const struct user *u, int64_t now,
+			      struct account_answer *out);
+
+/* Keep an answer computed under u's last_write, valid before valid_until
+ * (centiseconds). Answers over about 460 bytes are not kept. */
+void account_cache_answer_put(const struct user *u, int64_t valid_until,
+			      const struct account_answer *a);
 
 #endif

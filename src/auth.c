@@ -1,24 +1,15 @@
-/* auth.c - Basic credential parsing, e-mail names, the credential cache. */
+/* auth.c - Basic credential parsing, e-mail names, Latin-1 passwords. */
 #include "auth.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/params.h>
-#include <openssl/rand.h>
 
-#include "change_board.h"
 #include "password.h"
 #include "request.h"
-#include "shared_table.h"
 #include "util.h"
 #include "validate.h"
 
@@ -104,13 +95,13 @@ void auth_email_to_username(const char *email, size_t len, char out[33])
 	out[o] = '\0';
 }
 
-enum auth_parse_status auth_parse_basic(const char *header,
-					struct credentials *out)
+/*
+ * The base64 of a Basic header, strictly checked, into decoded (at least
+ * AUTH_HEADER_MAX bytes): AUTH_PARSE_OK with *dlen, or why not.
+ */
+static enum auth_parse_status decode_basic(const char *header, unsigned char *decoded,
+					   size_t *dlen)
 {
-	unsigned char decoded[AUTH_HEADER_MAX];
-	enum auth_parse_status st = AUTH_PARSE_MALFORMED;
-
-	memset(out, 0, sizeof *out);
 	if (header == NULL || *header == '\0')
 		return AUTH_PARSE_MISSING;
 	if (strncasecmp(header, "Basic", 5) != 0 ||
@@ -137,12 +128,22 @@ enum auth_parse_status auth_parse_basic(const char *header,
 	int n = EVP_DecodeBlock(decoded, (const unsigned char *)b64, (int)len);
 	if (n < 0)
 		return AUTH_PARSE_MALFORMED;
-	if (b64[len - 1] == '=')
-		n--;
-	if (b64[len - 2] == '=')
-		n--;
-	size_t dlen = (size_t)n;
+	n -= (b64[len - 1] == '=') + (b64[len - 2] == '=');
+	*dlen = (size_t)n;
+	return AUTH_PARSE_OK;
+}
 
+enum auth_parse_status auth_parse_basic(const char *header,
+					struct credentials *out)
+{
+	unsigned char decoded[AUTH_HEADER_MAX];
+	size_t dlen = 0;
+
+	memset(out, 0, sizeof *out);
+	enum auth_parse_status st = decode_basic(header, decoded, &dlen);
+	if (st != AUTH_PARSE_OK)
+		goto done;
+	st = AUTH_PARSE_MALFORMED;
 	if (memchr(decoded, '\0', dlen) != NULL)
 		goto done;
 	unsigned char *colon = memchr(decoded, ':', dlen);
@@ -180,208 +181,4 @@ done:
 void auth_credentials_wipe(struct credentials *c)
 {
 	OPENSSL_cleanse(c, sizeof *c);
-}
-
-/* ---- credential cache ------------------------------------------------ */
-
-/*
- * The table lives in the change board (change_board.h), keyed by the
- * board's secret, so every process of the host shares it; without a board
- * it is private to this process, under a random key.
- */
-#define VERIFIED 1           /* state word of a verified entry */
-#define PENDING_SECONDS 3    /* a claim to verify lasts at most this */
-#define WAIT_STEP_NS 2000000 /* how often a waiter looks again */
-
-static long cache_ttl;
-static unsigned char private_secret[32]; /* when there is no board */
-static bool private_secret_set;
-static struct shared_table table;
-static uint64_t table_epoch = UINT64_MAX;
-static bool table_shared;
-/*
- * HMAC-SHA256 set up once per key: the one-shot HMAC() looks the
- * algorithm up and keys it on every call, which was a quarter of a sync
- * poll's work in this process. Each key is computed on a copy.
- */
-static EVP_MAC_CTX *keyed_mac;
-
-static void forget_key(void)
-{
-	EVP_MAC_CTX_free(keyed_mac);
-	keyed_mac = NULL;
-}
-
-static void set_key(const unsigned char secret[32])
-{
-	forget_key();
-	EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-	char digest[] = "SHA256";
-	OSSL_PARAM params[] = {
-		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
-		OSSL_PARAM_construct_end(),
-	};
-	keyed_mac = mac != NULL ? EVP_MAC_CTX_new(mac) : NULL;
-	EVP_MAC_free(mac); /* the context keeps its own reference */
-	if (keyed_mac != NULL && EVP_MAC_init(keyed_mac, secret, 32, params) != 1)
-		forget_key();
-}
-
-/* The table and key for the board as it is now; false: no cache. */
-static bool attach(void)
-{
-	if (cache_ttl <= 0)
-		return false;
-	if (table_epoch == change_board_epoch() && keyed_mac != NULL)
-		return true;
-	unsigned char secret[32];
-	table_shared = change_board_table(BOARD_CREDENTIALS, &table);
-	if (table_shared) {
-		if (!change_board_secret(secret))
-			return false;
-	} else {
-		if (!private_secret_set && RAND_bytes(private_secret, 32) == 1)
-			private_secret_set = true;
-		if (!private_secret_set)
-			return false;
-		memcpy(secret, private_secret, 32);
-	}
-	set_key(secret);
-	OPENSSL_cleanse(secret, sizeof secret);
-	table_epoch = change_board_epoch();
-	return keyed_mac != NULL;
-}
-
-void auth_cache_init(long ttl_seconds)
-{
-	cache_ttl = ttl_seconds;
-	table_epoch = UINT64_MAX;
-	forget_key();
-	/* A private cache starts empty: what a new key cannot find is gone. */
-	private_secret_set = false;
-}
-
-/* Each field with its length first, so fields cannot run into each other. */
-static bool mac_field(EVP_MAC_CTX *c, const char *s, size_t len)
-{
-	uint64_t n = len;
-	return EVP_MAC_update(c, (const unsigned char *)&n, sizeof n) == 1 &&
-	       EVP_MAC_update(c, (const unsigned char *)s, len) == 1;
-}
-
-/* HMAC over (name, stored hash, password) into out[0..3]; false if
- * OpenSSL failed, and then nothing is cached or found. */
-static bool cache_key(const char *username, const char *stored_hash,
-		      const char *password, size_t len, uint64_t out[4])
-{
-	size_t outlen = 0;
-	EVP_MAC_CTX *c = EVP_MAC_CTX_dup(keyed_mac);
-	bool ok = c != NULL && mac_field(c, username, strlen(username)) &&
-		  mac_field(c, stored_hash, strlen(stored_hash)) &&
-		  mac_field(c, password, len) &&
-		  EVP_MAC_final(c, (unsigned char *)out, &outlen, 32) == 1 && outlen == 32;
-	EVP_MAC_CTX_free(c); /* cleanses its state */
-	return ok;
-}
-
-static uint64_t tag_of(const uint64_t key[4])
-{
-	return key[0] != 0 ? key[0] : 1;
-}
-
-/* The state word of key's entry (VERIFIED, a pending claim) or 0. */
-static uint64_t entry_state(const uint64_t key[4], int64_t now)
-{
-	uint64_t e[BOARD_CREDENTIAL_WORDS];
-	if (!shared_table_get(&table, tag_of(key), now, e))
-		return 0;
-	uint64_t state = bytes_equal_const_time(e, key, 32) ? e[4] : 0;
-	OPENSSL_cleanse(e, sizeof e);
-	return state;
-}
-
-static void put_entry(const uint64_t key[4], uint64_t state, int64_t expires,
-		      int64_t now)
-{
-	uint64_t e[BOARD_CREDENTIAL_WORDS] = { key[0], key[1], key[2], key[3], state };
-	shared_table_put(&table, tag_of(key), expires, now, e);
-	OPENSSL_cleanse(e, sizeof e);
-}
-
-bool auth_cache_lookup(const char *username, const char *stored_hash,
-		       const char *password, size_t len)
-{
-	uint64_t key[4];
-	if (!attach() || !cache_key(username, stored_hash, password, len, key))
-		return false;
-	bool hit = entry_state(key, (int64_t)time(NULL)) == VERIFIED;
-	OPENSSL_cleanse(key, sizeof key);
-	if (hit)
-		change_board_count(BOARD_CREDENTIAL_HITS);
-	return hit;
-}
-
-bool auth_cache_wait_or_claim(const char *username, const char *stored_hash,
-			      const char *password, size_t len)
-{
-	uint64_t key[4];
-	if (!attach() || !cache_key(username, stored_hash, password, len, key))
-		return false;
-	uint64_t mine = 2 + 2 * (uint64_t)getpid(); /* even: never VERIFIED */
-	uint64_t claim[BOARD_CREDENTIAL_WORDS] = { key[0], key[1], key[2], key[3], mine };
-	bool verified = false;
-	for (int step = 0; step < PENDING_SECONDS * 1000000000L / WAIT_STEP_NS; step++) {
-		int64_t now = (int64_t)time(NULL);
-		uint64_t state = entry_state(key, now);
-		if (state == VERIFIED) {
-			verified = true;
-			break;
-		}
-		if (state == mine)
-			break;
-		/* A verifier that died (its process is gone) is not waited for. */
-		if (state != 0 && kill((pid_t)((state - 2) / 2), 0) != 0 && errno == ESRCH) {
-			put_entry(key, mine, now + PENDING_SECONDS, now);
-			break;
-		}
-		/* Nobody verifies these: we will, if no rival claims them first. */
-		if (state == 0 && shared_table_add(&table, tag_of(key), now + PENDING_SECONDS,
-						   now, claim) == SHARED_ADDED)
-			break;
-		struct timespec pause = { 0, WAIT_STEP_NS };
-		nanosleep(&pause, NULL);
-	}
-	OPENSSL_cleanse(claim, sizeof claim);
-	OPENSSL_cleanse(key, sizeof key);
-	if (verified)
-		change_board_count(BOARD_CREDENTIAL_WAITS);
-	return verified;
-}
-
-void auth_cache_store(const char *username, const char *stored_hash,
-		      const char *password, size_t len)
-{
-	uint64_t key[4];
-	if (!attach() || !cache_key(username, stored_hash, password, len, key))
-		return;
-	int64_t now = (int64_t)time(NULL);
-	put_entry(key, VERIFIED, now + cache_ttl, now);
-	OPENSSL_cleanse(key, sizeof key);
-}
-
-void auth_cache_abandon(const char *username, const char *stored_hash,
-			const char *password, size_t len)
-{
-	uint64_t key[4];
-	if (!attach() || !cache_key(username, stored_hash, password, len, key))
-		return;
-	shared_table_remove(&table, tag_of(key));
-	OPENSSL_cleanse(key, sizeof key);
-}
-
-void auth_cache_clear(void)
-{
-	if (attach() && !table_shared)
-		memset(table.region, 0,
-		       shared_table_bytes(table.sets, table.ways, table.words));
 }

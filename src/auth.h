@@ -1,8 +1,7 @@
 /*
- * auth.h - HTTP Basic credentials: finding the header, decoding it into
- * a fixed-size buffer, mapping e-mail logins, and a short-lived
- * per-process cache of verified credentials so a request does not pay
- * the password KDF each time.
+ * auth.h - HTTP Basic credentials: finding the header, decoding it
+ * into a fixed-size buffer, mapping e-mail logins. What a verified
+ * password leaves behind is account_cache.h's.
  *
  * Credentials are hazardous: struct credentials lives on the stack of
  * the gate and is wiped with auth_credentials_wipe() on every path.
@@ -63,38 +62,5 @@ void auth_email_to_username(const char *email, size_t len, char out[33]);
 size_t auth_password_to_utf8(const char *in, size_t len, char *out);
 
 void auth_credentials_wipe(struct credentials *c);
-
-/*
- * Credential cache, host-wide (change_board.h): entries are keyed by
- * HMAC-SHA256, under the board's secret, of (name, stored hash,
- * password), never by the password. A changed password is a new stored
- * hash (new salt), so it can never hit an old entry: the entry is only
- * reached through a row that is current (read now, or kept under its
- * account's generation). The name is in the key so that accounts sharing
- * a hash (imported, or a benchmark's) are still verified one by one.
- * Entries last ttl_seconds; 0 disables the cache. Without a board the
- * cache is this process's own, under a random key.
- */
-void auth_cache_init(long ttl_seconds);
-bool auth_cache_lookup(const char *username, const char *stored_hash,
-		       const char *password, size_t len);
-
-/*
- * Call before running the KDF for credentials the cache did not vouch
- * for. If another process of the host is verifying the same ones, waits
- * (up to 3 s) for its verdict: true if it found them correct, so no KDF
- * is needed. Otherwise (false) notes that this process verifies them;
- * it must then call auth_cache_store() if they were correct or
- * auth_cache_abandon() if not, so that waiters stop waiting.
- */
-bool auth_cache_wait_or_claim(const char *username, const char *stored_hash,
-			      const char *password, size_t len);
-void auth_cache_store(const char *username, const char *stored_hash,
-		      const char *password, size_t len);
-void auth_cache_abandon(const char *username, const char *stored_hash,
-			const char *password, size_t len);
-
-/* Empties a private cache (a shared one is left to expire). */
-void auth_cache_clear(void);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -14,46 +15,40 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
-#include <openssl/rand.h>
-
 #include "config.h"
 #include "log.h"
 #include "util.h"
 
-#define BOARD_MAGIC UINT64_C(0x5745415645424433)     /* "WEAVEBD3" */
-#define OLD_BOARD_MAGIC UINT64_C(0x5745415645424431) /* "WEAVEBD1" */
-#define OLD_BOARD_BYTES ((size_t)8 * (8 + 65536 + 16384))
+#define BOARD_MAGIC UINT64_C(0x5745415645424434) /* "WEAVEBD4" */
+#define MAGIC_FAMILY(m) ((m) >> 8)                /* "WEAVEBD" of any version */
+#define KDF_SLOTS 64                              /* max_concurrent_kdf's maximum */
 #define USER_SLOTS 65536
 #define ADDRESS_SLOTS 16384
 
 /*
- * The shape of each shared table: sets, ways, payload words. 32 k kept
- * rows and info/collections answers in sets of 16: 10 000 busy accounts
- * fit with none pushed out (in sets of 8 and half the room, 5 % of the
- * polls missed); 64 k credentials leave room for several clients per
- * account. About 40 MiB in all.
+ * The shape of each shared table: sets, ways, payload words. 32 k
+ * accounts in sets of 16: 10 000 busy accounts fit with none pushed out
+ * (in sets of 8 and half the room, 5 % of the polls missed); 16 k
+ * passwords being verified at once is far beyond any KDF bound. About
+ * 33 MiB in all.
  */
-#define CREDENTIALS_SHAPE 4096, 16, BOARD_CREDENTIAL_WORDS
-#define ROWS_SHAPE 2048, 16, BOARD_ROW_WORDS
-#define STAMPS_SHAPE 2048, 16, BOARD_STAMP_WORDS
+#define ACCOUNTS_SHAPE 2048, 16, BOARD_ACCOUNT_WORDS
+#define CLAIMS_SHAPE 1024, 16, BOARD_CLAIM_WORDS
 static const uint32_t table_shape[BOARD_TABLE__MAX][3] = {
-	[BOARD_CREDENTIALS] = { CREDENTIALS_SHAPE },
-	[BOARD_ROWS] = { ROWS_SHAPE },
-	[BOARD_STAMPS] = { STAMPS_SHAPE },
+	[BOARD_ACCOUNTS] = { ACCOUNTS_SHAPE },
+	[BOARD_CLAIMS] = { CLAIMS_SHAPE },
 };
 #define TABLE_WORDS(shape) SHARED_TABLE_WORDS(shape)
 
 struct board {
 	_Atomic uint64_t magic; /* written last: 0 while being made */
-	unsigned char secret[32]; /* keys the credential cache (auth.c) */
 	_Atomic uint64_t counter[BOARD_COUNTER__MAX];
 	uint64_t reserved[16];
+	_Atomic uint64_t kdf_slot[KDF_SLOTS]; /* pid << 32 | since (seconds); 0: free */
 	_Atomic uint64_t generation[USER_SLOTS];
 	_Atomic int64_t locked_until[ADDRESS_SLOTS];
-	_Atomic uint64_t credentials[TABLE_WORDS(CREDENTIALS_SHAPE)];
-	_Atomic uint64_t rows[TABLE_WORDS(ROWS_SHAPE)];
-	_Atomic uint64_t stamps[TABLE_WORDS(STAMPS_SHAPE)];
+	_Atomic uint64_t accounts[TABLE_WORDS(ACCOUNTS_SHAPE)];
+	_Atomic uint64_t claims[TABLE_WORDS(CLAIMS_SHAPE)];
 };
 
 /* Lock-free 64-bit atomics work across processes on a shared mapping. */
@@ -62,8 +57,12 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 static struct board *board;
 static unsigned long missed_bumps;
 static uint64_t epoch;
-/* Without a board, each process keeps private tables of the same shape. */
+/* The tables as attached to the board (or, without one, to private
+ * memory of the same shape), and the epoch they were attached in. */
+static struct shared_table tables[BOARD_TABLE__MAX];
+static uint64_t tables_epoch = UINT64_MAX;
 static void *private_table[BOARD_TABLE__MAX];
+static bool private_slot_taken; /* the KDF bound without a board */
 
 /* What was opened, for change_board_refresh(). */
 static char opened_path[4096];
@@ -131,19 +130,20 @@ static int refuse(char *err, size_t cap, int fd, const char *path, const char *w
 	return -1;
 }
 
-/* The board of the version before this one (a different layout). */
-static bool is_old_board(int fd, const struct stat *st)
+/* The board of another version (a different layout). */
+static bool is_old_board(int fd)
 {
 	uint64_t magic = 0;
-	return (size_t)st->st_size == OLD_BOARD_BYTES &&
-	       pread(fd, &magic, sizeof magic, 0) == sizeof magic && magic == OLD_BOARD_MAGIC;
+	return pread(fd, &magic, sizeof magic, 0) == sizeof magic &&
+	       MAGIC_FAMILY(magic) == MAGIC_FAMILY(BOARD_MAGIC) && magic != BOARD_MAGIC;
 }
 
 /*
- * Size and key a board that was just created, or made empty by hand (an
- * admin, tools/stack.sh), in place. Under flock(), which the kernel drops
- * if this process dies: the next opener then finishes the job. The magic
- * is written last, so nobody maps a board without its key.
+ * Size a board that was just created, or made empty by hand (an admin,
+ * tools/stack.sh), in place. Under flock(), which the kernel drops if
+ * this process dies: the next opener then finishes the job. The magic is
+ * written last, so nobody maps a board half made. No key is written:
+ * the cache's key never leaves process memory (cache_key.h).
  */
 static int fill_new_board(int fd, const char *path, char *err, size_t cap)
 {
@@ -163,17 +163,9 @@ static int fill_new_board(int fd, const char *path, char *err, size_t cap)
 	}
 	if (why == NULL && fstat(fd, &st) == 0 && (size_t)st.st_size == sizeof *board &&
 	    pread(fd, &magic, sizeof magic, 0) == sizeof magic && magic == 0) {
-		unsigned char secret[32];
-		if (RAND_bytes(secret, sizeof secret) != 1) {
-			why = "no random bytes for its key";
-		} else {
-			magic = BOARD_MAGIC;
-			if (pwrite(fd, secret, sizeof secret, offsetof(struct board, secret)) !=
-				    (ssize_t)sizeof secret ||
-			    pwrite(fd, &magic, sizeof magic, 0) != (ssize_t)sizeof magic)
-				why = strerror(errno);
-		}
-		OPENSSL_cleanse(secret, sizeof secret);
+		magic = BOARD_MAGIC;
+		if (pwrite(fd, &magic, sizeof magic, 0) != (ssize_t)sizeof magic)
+			why = strerror(errno);
 	}
 	flock(fd, LOCK_UN);
 	return why != NULL ? refuse(err, cap, fd, path, why) : 0;
@@ -200,13 +192,13 @@ int change_board_open(const char *path, bool create, char *err, size_t cap)
 		if (!S_ISREG(st.st_mode))
 			return refuse(err, cap, fd, path, "not a regular file");
 		/* Anyone who can write it can make a process trust a stale row;
-		 * anyone who can read it holds the key of the credential cache. */
+		 * a reader learns which accounts are busy (docs/security.md). */
 		if (st.st_uid != geteuid() && geteuid() != 0)
 			return refuse(err, cap, fd, path, "owned by another user");
 		if (st.st_mode & (S_IRWXG | S_IRWXO))
 			return refuse(err, cap, fd, path,
 				      "readable or writable by group or others");
-		if (!create || round > 0 || !is_old_board(fd, &st))
+		if (!create || round > 0 || !is_old_board(fd))
 			break;
 		/* Removed, not reused: processes of the old version still map
 		 * it, and find their board gone rather than overwritten. */
@@ -313,30 +305,74 @@ int64_t change_board_address_locked_until(const char *address)
 	return atomic_load(address_slot(address));
 }
 
-bool change_board_table(enum board_table which, struct shared_table *t)
+/* The one attach path of every table (change_board.h). */
+struct shared_table *change_board_table(enum board_table which)
 {
-	const uint32_t *shape = table_shape[which];
-	void *region;
-	if (board != NULL) {
-		region = which == BOARD_CREDENTIALS ? (void *)board->credentials
-			 : which == BOARD_ROWS	    ? (void *)board->rows
-						    : (void *)board->stamps;
-	} else {
-		if (private_table[which] == NULL)
-			private_table[which] =
-				xcalloc(1, shared_table_bytes(shape[0], shape[1], shape[2]));
-		region = private_table[which];
+	if (tables_epoch != epoch) {
+		for (int i = 0; i < BOARD_TABLE__MAX; i++) {
+			const uint32_t *shape = table_shape[i];
+			void *region = NULL;
+			if (board != NULL)
+				region = i == BOARD_ACCOUNTS ? (void *)board->accounts
+							     : (void *)board->claims;
+			else if (private_table[i] == NULL)
+				region = private_table[i] = xcalloc(
+					1, shared_table_bytes(shape[0], shape[1], shape[2]));
+			else
+				region = private_table[i];
+			shared_table_attach(&tables[i], region, shape[0], shape[1], shape[2]);
+		}
+		tables_epoch = epoch;
 	}
-	shared_table_attach(t, region, shape[0], shape[1], shape[2]);
-	return board != NULL;
+	return &tables[which];
 }
 
-bool change_board_secret(unsigned char out[32])
+/* A slot held by a process that is gone, or for over a minute, is free. */
+static bool slot_abandoned(uint64_t v, int64_t now)
 {
-	if (board == NULL)
-		return false;
-	memcpy(out, board->secret, sizeof board->secret);
-	return true;
+	pid_t pid = (pid_t)(v >> 32);
+	int64_t since = (int64_t)(v & 0xffffffffu);
+	return (kill(pid, 0) != 0 && errno == ESRCH) || now - since > 60 ||
+	       since - now > 60;
+}
+
+int change_board_kdf_enter(int limit, int64_t now)
+{
+	if (board == NULL) {
+		/* One process runs one KDF at a time anyway. */
+		if (private_slot_taken)
+			return -1;
+		private_slot_taken = true;
+		return KDF_SLOTS;
+	}
+	uint64_t mine = (uint64_t)getpid() << 32 | ((uint64_t)now & 0xffffffffu);
+	for (int i = 0; i < limit && i < KDF_SLOTS; i++) {
+		uint64_t seen = atomic_load(&board->kdf_slot[i]);
+		if ((seen == 0 || slot_abandoned(seen, now & 0xffffffff)) &&
+		    atomic_compare_exchange_strong(&board->kdf_slot[i], &seen, mine))
+			return i;
+	}
+	return -1;
+}
+
+void change_board_kdf_leave(int slot)
+{
+	if (slot == KDF_SLOTS)
+		private_slot_taken = false;
+	else if (board != NULL && slot >= 0 && slot < KDF_SLOTS) {
+		/* Only our own: the board may have been replaced meanwhile. */
+		uint64_t seen = atomic_load(&board->kdf_slot[slot]);
+		if (seen >> 32 == (uint64_t)getpid())
+			atomic_compare_exchange_strong(&board->kdf_slot[slot], &seen, 0);
+	}
+}
+
+int change_board_kdf_running(void)
+{
+	int n = 0;
+	for (int i = 0; board != NULL && i < KDF_SLOTS; i++)
+		n += atomic_load(&board->kdf_slot[i]) != 0;
+	return n;
 }
 
 void change_board_count(enum board_counter c)

@@ -18,26 +18,24 @@
  * database (a lock made by another web server). The kept-row shortcut is
  * not taken for a locked address.
  *
- * The board also holds the host-wide caches (shared_table.h): verified
- * credentials (auth.h), kept account rows (account_cache.h) and
- * info/collections answers (stamp_cache.h), so that whichever process a
- * request lands on, a password is verified once per host and a row read
- * by one process serves all. Every one of them is valid only under the
- * account's generation, directly (rows) or through what a valid row holds
- * (the stored hash a credential is keyed by, the last_write an answer is
- * keyed by): change_board_bump() is the one place that invalidates an
- * account everywhere on the host. A feed of changes made on other hosts
- * only has to call it.
+ * The board also holds the host's account cache (account_cache.h: one
+ * entry per account, under keys only processes hold) and the KDF's
+ * claims and bound (kdf_gate.h), so that whichever process a request
+ * lands on, a password is verified once per host and a row read by one
+ * process serves all. change_board_bump() is the one place that
+ * invalidates an account everywhere on the host; the change log
+ * (change_log.h) calls it for changes made on other hosts.
  *
- * The file is created whole (written beside its name, then linked), mode
- * 0600, with a random key for the credential cache; a file that others
- * may read or write is refused. Counters in it say how often the caches
- * served and how many password verifications the host ran (weave-admin
- * cache).
+ * The file is created whole (sized, then marked), mode 0600; a file that
+ * others may read or write is refused. It holds no key, no password hash
+ * and no e-mail address (docs/security.md, "The host-wide cache file").
+ * Counters in it say how often the caches served and how many password
+ * verifications the host ran (weave-admin cache).
  *
  * Writes made elsewhere (another web server on the same database, SQL
- * typed by hand) do not reach the board; account_cache_seconds bounds
- * how long they go unseen.
+ * typed by hand) reach the board through the change log (change_log.h)
+ * within about a second; if the change log cannot be read,
+ * account_cache_seconds bounds how long they go unseen.
  *
  * Opening can fail (no such file for weave-admin, a file owned by
  * someone else, a size that does not match): the board is then absent,
@@ -57,14 +55,12 @@ struct config;
 
 /* The host-wide tables, and the payload words of their entries. */
 enum board_table {
-	BOARD_CREDENTIALS,
-	BOARD_ROWS,
-	BOARD_STAMPS,
+	BOARD_ACCOUNTS, /* account_cache.c: one entry per account */
+	BOARD_CLAIMS,   /* kdf_gate.c: passwords being verified */
 	BOARD_TABLE__MAX
 };
-#define BOARD_CREDENTIAL_WORDS 5
-#define BOARD_ROW_WORDS 48
-#define BOARD_STAMP_WORDS 64
+#define BOARD_ACCOUNT_WORDS 112
+#define BOARD_CLAIM_WORDS 5
 
 /* What the board counts, for weave-admin cache and the benchmarks. */
 enum board_counter {
@@ -75,6 +71,7 @@ enum board_counter {
 	BOARD_ROW_MISSES,        /* reads that read the row */
 	BOARD_STAMP_HITS,        /* info/collections from a kept answer */
 	BOARD_STAMP_MISSES,
+	BOARD_KDF_BUSY,          /* logins refused 503: too many KDFs at once */
 	BOARD_COUNTER__MAX
 };
 
@@ -126,14 +123,25 @@ void change_board_note_address_lock(const char *address, int64_t until);
 int64_t change_board_address_locked_until(const char *address);
 
 /*
- * Attach t to the board's table `which` and return true; when the board
- * is absent, to a private table of this process (made on first use) and
- * return false. Attach again whenever change_board_epoch() changes.
+ * The table `which` of the board as mapped now; when the board is
+ * absent, a private table of this process of the same shape (so what is
+ * kept there serves this process only, and account_cache.c trusts no
+ * kept row from it: generations are not shared). The one attach path:
+ * callers ask again for each use, never keep the pointer's target
+ * across requests.
  */
-bool change_board_table(enum board_table which, struct shared_table *t);
+struct shared_table *change_board_table(enum board_table which);
 
-/* The board's 32-byte key for the credential cache; false if absent. */
-bool change_board_secret(unsigned char out[32]);
+/*
+ * The host-wide bound on concurrent password KDFs: take one of the first
+ * limit slots (a slot whose process is gone is taken over), at now
+ * (seconds). The slot number, or -1 if all are busy. Without a board a
+ * process has one slot. change_board_kdf_leave() gives it back.
+ */
+int change_board_kdf_enter(int limit, int64_t now);
+void change_board_kdf_leave(int slot);
+/* Slots held now (weave-admin cache, tests). */
+int change_board_kdf_running(void);
 
 /* Count one event / read a count (0 when the board is absent). */
 void change_board_count(enum board_counter c);

@@ -64,7 +64,9 @@ static const struct config_key config_keys[] = {
 	KEY(max_ids, KEY_INT, 1, 10000),
 	KEY(history_days, KEY_INT, 0, 3650),
 	KEY(history_max_kb, KEY_INT, 0, INT64_C(1) << 30),
-	KEY(auth_cache_seconds, KEY_INT, 0, 86400),
+	KEY(auth_cache_seconds, KEY_INT, 0, 7 * 86400),
+	{ "cache_secret", KEY_STRING, offsetof(struct config, cache_secret), SECRET_MIN, 0, true },
+	KEY(max_concurrent_kdf, KEY_INT, 0, 64),
 	KEY(password_cost, KEY_INT, 10, 20),
 	KEY(account_cache_seconds, KEY_INT, 0, 3600),
 	KEY(account_cache_file, KEY_STRING, 0, 0),
@@ -122,7 +124,9 @@ void config_defaults(struct config *cfg)
 	cfg->max_ids = 1000;
 	cfg->history_days = 14;
 	cfg->history_max_kb = 10240;
-	cfg->auth_cache_seconds = 300;
+	cfg->auth_cache_seconds = 86400;
+	cfg->cache_secret = NULL;
+	cfg->max_concurrent_kdf = 0;
 	cfg->password_cost = 17;
 	cfg->account_cache_seconds = 30;
 	cfg->account_cache_file = NULL;
@@ -392,6 +396,7 @@ int config_parse(struct config *cfg, const char *name, const char *text,
 	}
 	empty_to_null(&cfg->admin_secret);
 	empty_to_null(&cfg->captcha_secret);
+	empty_to_null(&cfg->cache_secret);
 	empty_to_null(&cfg->captcha_public_key);
 	empty_to_null(&cfg->captcha_private_key);
 	empty_to_null(&cfg->mail_from);
@@ -457,6 +462,7 @@ void config_free(struct config *cfg)
 	free(cfg->public_url);
 	free_secret(cfg->admin_secret);
 	free_secret(cfg->captcha_secret);
+	free_secret(cfg->cache_secret);
 	free(cfg->captcha_verify_url);
 	free(cfg->captcha_public_key);
 	free_secret(cfg->captcha_private_key);

@@ -53,7 +53,12 @@ struct config {
 	int64_t history_days;   /* 0: keep no history */
 	int64_t history_max_kb; /* per account; 0: no cap */
 
+	/* Verified credentials (account_cache.h): kept at most this long. */
 	int64_t auth_cache_seconds;
+	/* Keys the host's account cache file (account_cache.h); NULL: each
+	 * process draws its own key and the caches are per process. */
+	char *cache_secret;
+	int64_t max_concurrent_kdf; /* password KDFs at once on the host; 0: cores */
 	int64_t password_cost;
 	/* Reuse of account rows across requests (account_cache.h). */
 	int64_t account_cache_seconds; /* 0: read the row on every request */

@@ -150,7 +150,7 @@ enum db_status db_user_clear_email(int64_t id);
 /*
  * last_write = max(last_write + 1, at_least): a change of the account's
  * records made outside a request (import, migrate) moves last_write too,
- * as every write does, so what is keyed by it (stamp_cache.h) sees it.
+ * as every write does, so what is keyed by it (account_cache.h) sees it.
  */
 enum db_status db_user_raise_last_write(int64_t id, int64_t at_least);
 

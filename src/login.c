@@ -10,8 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "account_cache.h"
 #include "auth.h"
+#include "kdf_gate.h"
 #include "change_board.h"
 #include "config.h"
 #include "handler.h"
@@ -65,64 +68,75 @@ bool login_check_admin_secret(struct request *req)
 	return false;
 }
 
+/* One login on its way through the steps below: the request's state. */
+struct login {
+	struct request *req;
+	struct response *resp;
+	bool writes;
+	struct user *user;
+	struct credentials cred;
+	struct login_subjects subjects;
+	struct account_probe probe;  /* for reads: may keep the row read */
+	struct login_counters counters;
+	bool found;                  /* the row was read (not DB_NOT_FOUND) */
+	char *verified_hash;         /* the stored hash the KDF accepted */
+};
+
 /*
- * A read may skip the database and answer from this process's kept row
- * of the account when the client address is not known to be locked,
- * account_cache_get() still gives the row (unchanged on the change
- * board, younger than account_cache_seconds; docs/HACKING.md, Caches)
- * and the password hits the credential cache for that row's hash. Rows
- * are kept only from logins with no failures on record, so such a login
- * has nothing to clear and is not recorded with the throttle. true with
- * *user filled.
- *
- * The request's time is taken before the board is read: see write_begins().
+ * When this process last found the database unreachable (seconds; 0:
+ * reached since), and when it last said so: process state, not the
+ * request's. A read answered from a kept row during an outage is right
+ * (nobody can change the account meanwhile), but the admin must see it.
  */
-static bool login_from_kept_row(struct request *req,
-				const struct credentials *cred, struct user *user)
+#define OUTAGE_SECONDS 10
+static int64_t db_unreachable_at;
+static int64_t outage_logged_at;
+
+/* What a step gives: go on, or the login's outcome. */
+enum step { STEP_NEXT, STEP_DONE, STEP_FAILED, STEP_RETRY };
+
+static enum step refuse(struct login *l, const char *why)
 {
-	int64_t started = now_centiseconds();
-	int64_t now = started / 100;
-	change_board_refresh();
-	if (now < change_board_address_locked_until(request_client_address(req)))
-		return false;
-	if (!account_cache_get(cred->username, now, user))
-		return false;
-	if (!auth_cache_lookup(cred->username, user->password_hash, cred->password,
-			       cred->password_len)) {
-		user_free(user);
-		return false;
+	log_info("authentication failed: %s", why);
+	resp_error(l->resp, 401, WEAVE_ERR_NONE);
+	return STEP_FAILED;
+}
+
+static enum step db_failed(struct login *l, enum db_status st)
+{
+	if (st == DB_UNAVAILABLE)
+		db_unreachable_at = l->req->started / 100;
+	db_rollback();
+	return handler_db_failure(l->req, l->resp, st) == HANDLER_RETRY ? STEP_RETRY
+									: STEP_FAILED;
+}
+
+/*
+ * The password KDF against stored, within the host's bound (kdf_gate.h)
+ * and counted on the board (weave-admin cache): STEP_NEXT with *v, or
+ * 503 answered when too many run at once.
+ */
+static enum step run_kdf(struct login *l, const char *stored, enum password_verdict *v)
+{
+	*v = PASSWORD_MISMATCH;
+	int slot = kdf_gate_enter();
+	if (slot < 0) {
+		log_info("login not checked: %d password checks are running on this host",
+			 change_board_kdf_running());
+		l->resp->retry_after = KDF_RETRY_AFTER;
+		resp_error(l->resp, 503, WEAVE_ERR_NONE);
+		return STEP_FAILED;
 	}
-	req->started = started;
-	return true;
-}
-
-/* The password KDF, counted on the board (weave-admin cache). */
-static enum password_verdict verify_password(const struct credentials *cred,
-					     const char *stored, int cost)
-{
 	change_board_count(BOARD_VERIFICATIONS);
-	return password_verify(cred->password, cred->password_len, stored, cost);
+	*v = password_verify(l->cred.password, l->cred.password_len, stored,
+			     (int)l->req->cfg->password_cost);
+	kdf_gate_leave(slot);
+	return STEP_NEXT;
 }
 
-/*
- * The KDF for credentials the cache did not vouch for, run at most once
- * per host at a time: if another process is verifying the same ones, its
- * verdict is awaited instead (auth.h).
- */
-static enum password_verdict verify_once(const struct credentials *cred,
-					 const char *stored, int cost)
+static bool right(enum password_verdict v)
 {
-	if (auth_cache_wait_or_claim(cred->username, stored, cred->password,
-				     cred->password_len))
-		return PASSWORD_OK;
-	enum password_verdict v = verify_password(cred, stored, cost);
-	if (v == PASSWORD_OK || v == PASSWORD_OK_REHASH)
-		auth_cache_store(cred->username, stored, cred->password,
-				 cred->password_len);
-	else
-		auth_cache_abandon(cred->username, stored, cred->password,
-				   cred->password_len);
-	return v;
+	return v == PASSWORD_OK || v == PASSWORD_OK_REHASH;
 }
 
 /*
@@ -141,161 +155,254 @@ static void write_begins(struct request *req, const struct user *user)
 	req->started = now_centiseconds();
 }
 
-/* login.h. The order of the checks is that of login.h's head comment. */
-enum auth_outcome login_authenticate(struct request *req, struct response *resp,
-				      bool writes, struct user *user)
+/* The password was right for the row read: note it, keep the row. */
+static enum step succeeded(struct login *l)
 {
-	const struct config *cfg = req->cfg;
-	struct credentials cred;
-	const char *source = NULL;
-	enum auth_outcome outcome = AUTH_FAILED;
-	enum db_status st;
-	char *verified_hash = NULL; /* the stored hash the KDF accepted */
+	gate_login_succeeded(l->req, l->cred.username);
+	/* Kept only with no failures on record: a kept row's logins never
+	 * clear any (gate_login_succeeded). */
+	if (!l->writes && !l->counters.name_counted)
+		account_cache_put(&l->probe, l->user, l->req->started / 100);
+	if (l->writes)
+		write_begins(l->req, l->user);
+	return STEP_DONE;
+}
 
+/* Step: Basic credentials present, well formed, with a valid name. */
+static enum step parse_credentials(struct login *l)
+{
+	const char *source = NULL;
 	enum auth_parse_status ps =
-		auth_parse_basic(auth_find_header(req, &source), &cred);
+		auth_parse_basic(auth_find_header(l->req, &source), &l->cred);
 	if (ps != AUTH_PARSE_OK) {
 		log_info("authentication failed: %s%s%s", auth_parse_status_text(ps),
 			 source ? " in " : "", source ? source : "");
-		resp_error(resp, 401, WEAVE_ERR_NONE);
-		goto done;
+		resp_error(l->resp, 401, WEAVE_ERR_NONE);
+		return STEP_FAILED;
 	}
-	log_set_request(req->id, cred.username);
+	log_set_request(l->req->id, l->cred.username);
 	log_debug("credentials found in %s", source);
-	if (!validate_username(cred.username, cred.username_len)) {
-		log_info("authentication failed: invalid user name");
-		resp_error(resp, 401, WEAVE_ERR_NONE);
-		goto done;
-	}
-	struct login_subjects subjects;
-	throttle_login_subjects(cfg, cred.username, request_client_address(req),
-				&subjects);
+	if (!validate_username(l->cred.username, l->cred.username_len))
+		return refuse(l, "invalid user name");
+	throttle_login_subjects(l->req->cfg, l->cred.username,
+				request_client_address(l->req), &l->subjects);
+	return STEP_NEXT;
+}
 
-	if (!writes && login_from_kept_row(req, &cred, user)) {
-		outcome = AUTH_DONE;
-		goto done;
+/*
+ * Step, reads only: answer from the host's kept row of the account when
+ * the client address is not known to be locked and the account cache
+ * vouches for row and password (account_cache.h, the promise). Rows are
+ * kept only from logins with no failures on record, so such a login has
+ * nothing to clear and is not recorded with the throttle.
+ *
+ * The request's time is taken before the board is read: see write_begins().
+ */
+static enum step kept_row(struct login *l)
+{
+	if (l->writes)
+		return STEP_NEXT;
+	int64_t started = now_centiseconds();
+	int64_t now = started / 100;
+	change_board_refresh();
+	if (now < change_board_address_locked_until(request_client_address(l->req)))
+		return STEP_NEXT;
+	if (!account_cache_login(l->cred.username, l->cred.password, l->cred.password_len,
+				 now, l->user))
+		return STEP_NEXT;
+	l->req->started = started;
+	if (now - db_unreachable_at < OUTAGE_SECONDS && now - outage_logged_at >= OUTAGE_SECONDS) {
+		log_warn("the database was unreachable %lld s ago: reads are answered "
+			 "from kept account rows, writes get 503",
+			 (long long)(now - db_unreachable_at));
+		outage_logged_at = now;
 	}
-	for (int attempt = 0; attempt < 2; attempt++) {
-		req->started = now_centiseconds();
-		if (writes) {
-			st = db_begin();
-			if (st != DB_OK)
-				goto db_failed;
-		}
-		/* Reads may keep the row they read (account_cache.h). */
-		struct account_probe probe = { 0 };
-		if (!writes)
-			account_cache_probe(cred.username, &probe);
-		struct login_counters counters;
-		st = db_user_get_login(cred.username,
-				       writes ? USER_LOCK_EXCLUSIVE : USER_LOCK_SHARED,
-				       &subjects, req->started / 100, user,
-				       &counters);
-		if (st != DB_OK && st != DB_NOT_FOUND)
-			goto db_failed;
-		if (throttle_login_locked(&counters, req->started / 100)) {
-			/* Perhaps locked by another web server: tell this
-			 * host's processes, so kept rows do not bypass it. */
-			if (st == DB_OK)
-				change_board_bump(user->id);
-			change_board_note_address_lock(request_client_address(req),
-						       counters.address_locked_until);
-			db_rollback();
-			resp_error(resp, 401, WEAVE_ERR_NONE);
-			goto done;
-		}
-		req->success_to_record =
-			throttle_login_success_to_record(&counters, req->started / 100);
-		if (st == DB_NOT_FOUND) {
-			db_rollback();
-			verify_password(&cred, dummy_hash((int)cfg->password_cost),
-					(int)cfg->password_cost);
-			log_info("authentication failed: no such user");
-			gate_login_failed(req, cred.username, 0);
-			resp_error(resp, 401, WEAVE_ERR_NONE);
-			goto done;
-		}
-		if (user->status != 1) {
-			db_rollback();
-			/* Pay for the hash as every other refusal does: a fast
-			 * answer would tell that the account exists. */
-			enum password_verdict pv = verify_password(
-				&cred, user->password_hash, (int)cfg->password_cost);
-			if (pv != PASSWORD_OK && pv != PASSWORD_OK_REHASH)
-				gate_login_failed(req, cred.username, user->id);
-			log_info("authentication failed: account disabled");
-			resp_error(resp, 401, WEAVE_ERR_NONE);
-			goto done;
-		}
-		/* Kept only with no failures on record: a kept row's logins
-		 * never clear any (gate_login_succeeded). */
-		bool keep = !writes && !counters.name_counted;
-		bool verified = verified_hash != NULL &&
-				strcmp(verified_hash, user->password_hash) == 0;
-		if (verified || auth_cache_lookup(cred.username, user->password_hash,
-						  cred.password, cred.password_len)) {
-			gate_login_succeeded(req, cred.username);
-			if (keep)
-				account_cache_put(&probe, user, req->started / 100);
-			if (writes)
-				write_begins(req, user);
-			outcome = AUTH_DONE;
-			goto done;
-		}
-		if (attempt == 1)
-			break; /* the hash changed while we verified: give up */
-		/* Never hold the row lock while the slow KDF runs. */
+	return STEP_DONE;
+}
+
+/* Step: the user row and the throttle's counters, in share mode for a
+ * read, locked in a new transaction for a write. */
+static enum step load_account(struct login *l)
+{
+	enum db_status st;
+	l->req->started = now_centiseconds();
+	if (l->writes) {
+		st = db_begin();
+		if (st != DB_OK)
+			return db_failed(l, st);
+	} else {
+		account_cache_probe(l->cred.username, &l->probe);
+	}
+	st = db_user_get_login(l->cred.username,
+			       l->writes ? USER_LOCK_EXCLUSIVE : USER_LOCK_SHARED,
+			       &l->subjects, l->req->started / 100, l->user,
+			       &l->counters);
+	if (st != DB_OK && st != DB_NOT_FOUND)
+		return db_failed(l, st);
+	db_unreachable_at = 0;
+	l->found = st == DB_OK;
+	return STEP_NEXT;
+}
+
+/* Step: a locked account or client address is refused unchecked. */
+static enum step check_throttle(struct login *l)
+{
+	int64_t now = l->req->started / 100;
+	if (throttle_login_locked(&l->counters, now)) {
+		/* Perhaps locked by another web server: tell this host's
+		 * processes, so kept rows do not bypass it. */
+		if (l->found)
+			change_board_bump(l->user->id);
+		change_board_note_address_lock(request_client_address(l->req),
+					       l->counters.address_locked_until);
 		db_rollback();
-		enum password_verdict v =
-			verify_once(&cred, user->password_hash, (int)cfg->password_cost);
-		const char *why = v == PASSWORD_BAD_HASH
-					  ? password_hash_problem(user->password_hash) : NULL;
-		if (v == PASSWORD_BAD_HASH)
-			log_error("stored password hash refused: %s",
-				  why ? why : "its KDF failed");
-		if (v != PASSWORD_OK && v != PASSWORD_OK_REHASH) {
-			log_info("authentication failed: wrong password");
-			gate_login_failed(req, cred.username, user->id);
-			resp_error(resp, 401, WEAVE_ERR_NONE);
-			goto done;
-		}
-		if (v == PASSWORD_OK_REHASH) {
-			char fresh[PASSWORD_HASH_MAX];
-			if (password_hash(cred.password, cred.password_len,
-					  (int)cfg->password_cost, fresh,
-					  sizeof fresh) == 0 &&
-			    db_user_set_password(user->id, fresh) == DB_OK) {
-				log_info("password re-hashed with the current scheme");
-				free(user->password_hash);
-				user->password_hash = xstrdup(fresh);
-			}
-		}
-		if (v == PASSWORD_OK_REHASH)
-			auth_cache_store(cred.username, user->password_hash,
-					 cred.password, cred.password_len);
-		gate_login_succeeded(req, cred.username);
-		if (!writes) {
-			if (keep)
-				account_cache_put(&probe, user, req->started / 100);
-			outcome = AUTH_DONE;
-			goto done;
-		}
-		/* Load again, now under the row lock; the password holds if the
-		 * hash is still the one just verified (the credential cache may
-		 * be off). */
-		verified_hash = xstrdup(user->password_hash);
-		user_free(user);
+		resp_error(l->resp, 401, WEAVE_ERR_NONE);
+		return STEP_FAILED;
 	}
-	log_info("authentication failed: password changed during the request");
-	resp_error(resp, 401, WEAVE_ERR_NONE);
-	goto done;
+	l->req->success_to_record = throttle_login_success_to_record(&l->counters, now);
+	return STEP_NEXT;
+}
 
-db_failed:
+/*
+ * Step: an unknown name or a disabled account is refused, after paying
+ * for a hash as every other refusal does (a fast answer would tell that
+ * the account exists or not).
+ */
+static enum step check_state(struct login *l)
+{
+	enum password_verdict v;
+	if (!l->found) {
+		db_rollback();
+		if (run_kdf(l, dummy_hash((int)l->req->cfg->password_cost), &v) != STEP_NEXT)
+			return STEP_FAILED;
+		gate_login_failed(l->req, l->cred.username, 0);
+		return refuse(l, "no such user");
+	}
+	if (l->user->status != 1) {
+		db_rollback();
+		if (run_kdf(l, l->user->password_hash, &v) != STEP_NEXT)
+			return STEP_FAILED;
+		if (!right(v))
+			gate_login_failed(l->req, l->cred.username, l->user->id);
+		return refuse(l, "account disabled");
+	}
+	return STEP_NEXT;
+}
+
+/* Step: the credential cache vouches for the password of this row. */
+static enum step cached_credential(struct login *l)
+{
+	if (!account_cache_credential_ok(l->user, l->cred.password, l->cred.password_len,
+					 l->req->started / 100))
+		return STEP_NEXT;
+	return succeeded(l);
+}
+
+/*
+ * The KDF for a password the cache did not vouch for, at most once per
+ * host at a time (kdf_gate.h): if another process is verifying the same
+ * one, its verdict is awaited instead.
+ */
+static enum step verify_once(struct login *l, enum password_verdict *v)
+{
+	const struct credentials *c = &l->cred;
+	struct kdf_claim claim;
+	enum step s = STEP_NEXT;
+	*v = PASSWORD_OK;
+	if (!kdf_gate_claim(l->user, c->password, c->password_len, &claim)) {
+		s = run_kdf(l, l->user->password_hash, v);
+		if (s == STEP_NEXT && right(*v))
+			account_cache_credential_put(l->user, c->password, c->password_len,
+						     now_centiseconds() / 100);
+	}
+	kdf_gate_unclaim(&claim);
+	return s;
+}
+
+/* A hash of an old scheme is replaced by one of the current scheme: a
+ * KDF too, so within the host's bound (else at a later login). */
+static void rehash(struct login *l)
+{
+	char fresh[PASSWORD_HASH_MAX];
+	const struct credentials *c = &l->cred;
+	int slot = kdf_gate_enter();
+	if (slot < 0)
+		return;
+	int rc = password_hash(c->password, c->password_len,
+			       (int)l->req->cfg->password_cost, fresh, sizeof fresh);
+	kdf_gate_leave(slot);
+	if (rc == 0 && db_user_set_password(l->user->id, fresh) == DB_OK) {
+		log_info("password re-hashed with the current scheme");
+		free(l->user->password_hash);
+		l->user->password_hash = xstrdup(fresh);
+		account_cache_credential_put(l->user, c->password, c->password_len,
+					     now_centiseconds() / 100);
+	}
+	OPENSSL_cleanse(fresh, sizeof fresh);
+}
+
+/* Step: the KDF, never with the row lock held. A read is then done. */
+static enum step verify(struct login *l)
+{
+	enum password_verdict v;
 	db_rollback();
-	outcome = handler_db_failure(req, resp, st) == HANDLER_RETRY ? AUTH_RETRY
-								      : AUTH_FAILED;
-done:
-	free(verified_hash);
-	auth_credentials_wipe(&cred);
-	return outcome;
+	if (verify_once(l, &v) != STEP_NEXT)
+		return STEP_FAILED;
+	if (v == PASSWORD_BAD_HASH) {
+		const char *why = password_hash_problem(l->user->password_hash);
+		log_error("stored password hash refused: %s", why ? why : "its KDF failed");
+	}
+	if (!right(v)) {
+		gate_login_failed(l->req, l->cred.username, l->user->id);
+		return refuse(l, "wrong password");
+	}
+	if (v == PASSWORD_OK_REHASH)
+		rehash(l);
+	if (!l->writes)
+		return succeeded(l);
+	l->verified_hash = xstrdup(l->user->password_hash);
+	user_free(l->user);
+	return STEP_NEXT;
+}
+
+/*
+ * Step, writes only: the row read again, now under its lock, and checked
+ * as the first time; the password holds if the hash is still the one
+ * just verified (the credential cache may be off).
+ */
+static enum step relock(struct login *l)
+{
+	enum step s = load_account(l);
+	if (s == STEP_NEXT)
+		s = check_throttle(l);
+	if (s == STEP_NEXT)
+		s = check_state(l);
+	if (s != STEP_NEXT)
+		return s;
+	if (strcmp(l->verified_hash, l->user->password_hash) != 0) {
+		db_rollback();
+		return refuse(l, "password changed during the request");
+	}
+	return succeeded(l);
+}
+
+/* The login, in the order of login.h's head comment. */
+static enum step (*const steps[])(struct login *) = {
+	parse_credentials, kept_row, load_account, check_throttle,
+	check_state, cached_credential, verify, relock,
+};
+
+enum auth_outcome login_authenticate(struct request *req, struct response *resp,
+				      bool writes, struct user *user)
+{
+	struct login l = { .req = req, .resp = resp, .writes = writes, .user = user };
+	enum step s = STEP_NEXT;
+	for (size_t i = 0; i < sizeof steps / sizeof steps[0] && s == STEP_NEXT; i++)
+		s = steps[i](&l);
+	free(l.verified_hash);
+	auth_credentials_wipe(&l.cred);
+	if (s == STEP_DONE)
+		return AUTH_DONE;
+	user_free(user);
+	return s == STEP_RETRY ? AUTH_RETRY : AUTH_FAILED;
 }

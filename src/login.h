@@ -1,16 +1,24 @@
 /*
  * login.h - the login: Basic credentials in, an account or a refusal out.
  *
- * Order (one answer per check): credentials present and well formed
- * (401) → name valid (401) → a read may answer from this process's kept
- * row (account_cache.h) → user row read, in share mode for a read and
- * locked in a transaction for a write (503 or a re-run on failure) →
- * account or client address locked by the throttle (401, password not
- * checked) → unknown name (401, after a dummy hash) → account disabled
- * (401) → password: credential cache, else the KDF without the row lock
- * held, a re-hash when the stored scheme is old (401 wrong) → for a
- * write, the row read again under its lock. Failures and successes are
- * noted for gate_settle_logins() (throttle_gate.h).
+ * The login is a flat list of steps in login.c, each with one outcome:
+ *  parse_credentials  present, well formed, a valid name (401)
+ *  kept_row           a read may answer from the host's kept row and
+ *                     verified credential (account_cache.h)
+ *  load_account       the user row, in share mode for a read, locked in
+ *                     a new transaction for a write (503 or a re-run)
+ *  check_throttle     account or client address locked (401, password
+ *                     not checked)
+ *  check_state        unknown name (401, after a dummy hash), account
+ *                     disabled (401)
+ *  cached_credential  the account cache vouches for the password
+ *  verify             the KDF, without the row lock, single-flight and
+ *                     bounded (kdf_gate.h: 503 when the host is busy);
+ *                     a re-hash when the stored scheme is old (401 wrong)
+ *  relock             for a write, the row read again under its lock
+ *                     and its hash compared with the one verified
+ * Failures and successes are noted for gate_settle_logins()
+ * (throttle_gate.h). Nothing here loops: re-runs are txn.h's.
  */
 #ifndef WEAVE_LOGIN_H
 #define WEAVE_LOGIN_H

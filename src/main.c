@@ -10,9 +10,10 @@
 #include <fcgiapp.h>
 
 #include "account_cache.h"
-#include "auth.h"
+#include "cache_key.h"
 #include "change_board.h"
 #include "change_log.h"
+#include "kdf_gate.h"
 #include "config.h"
 #include "db.h"
 #include "health.h"
@@ -133,7 +134,6 @@ static void open_account_cache(const struct config *c)
 	if (change_board_path(c, path, sizeof path) < 0) {
 		snprintf(err, sizeof err, "account_cache_file is too long");
 	} else if (change_board_open(path, true, err, sizeof err) == 0) {
-		account_cache_init(c->account_cache_seconds);
 		/* Changes made through other hosts: only kept rows need them. */
 		if (keeps && change_log_open(path, c->account_cache_seconds, err,
 					     sizeof err) < 0)
@@ -191,7 +191,9 @@ int main(int argc, char **argv)
 	if (config_ok) {
 		log_set_level(cfg.log_level);
 		db_configure(&cfg);
-		auth_cache_init((long)cfg.auth_cache_seconds);
+		cache_key_init(cfg.cache_secret);
+		account_cache_init(cfg.account_cache_seconds, cfg.auth_cache_seconds);
+		kdf_gate_init(cfg.max_concurrent_kdf);
 		open_account_cache(&cfg);
 		open_metrics(&cfg);
 		log_info("weave.fcgi %s started with %s", PACKAGE_VERSION, path);

@@ -22,12 +22,12 @@
 #include "settings.h"
 #include "storage_api.h"
 #include "throttle_gate.h"
+#include "txn.h"
 #include "user_api.h"
 #include "util.h"
 #include "validate.h"
 
 #define ANY METHOD__MAX
-#define MAX_DEADLOCK_RETRIES 5
 
 struct route {
 	enum http_method method; /* ANY matches every method */
@@ -314,121 +314,90 @@ static int64_t account_stamp(const struct user *user, int64_t now, bool writes)
 }
 
 /*
- * Two writers of one account that keep meeting (on Galera: two nodes whose
- * transactions fail certification against each other) would meet again
- * if both ran again at once: wait a few milliseconds, random, doubling.
+ * Does something stand in for the login? A reset code beside credentials
+ * that is empty is no code: the credentials decide; alone it is a wrong
+ * code (400 10, answered by the handler). Or the admin secret.
  */
-static void pause_before_retry(int attempt)
+static bool login_stood_in(const struct request *req, const struct route *r)
 {
-	static unsigned int seed;
-	if (seed == 0)
-		seed = (unsigned int)getpid() ^ (unsigned int)now_centiseconds();
-	seed = seed * 1103515245u + 12345u;
-	long ms = (long)(1 + (seed >> 16) % 8) << attempt; /* up to 256 ms */
-	struct timespec ts = { 0, ms * 1000000L };
-	nanosleep(&ts, NULL);
+	const char *code = request_header(req, "X-Weave-Password-Reset");
+	const char *source;
+	return ((r->flags & RESET_CODE_OK) && code != NULL &&
+		(code[0] != '\0' || auth_find_header(req, &source) == NULL)) ||
+	       ((r->flags & ADMIN_SECRET_OK) && req->admin_secret_ok);
 }
 
+/* One attempt of a route, for txn_run(); user is the attempt's account. */
+struct attempt {
+	const struct route *r;
+	struct user user;
+};
+
+/*
+ * The login and the checks that follow it, or the transaction of a route
+ * without one: 0 to run the handler, else the status answered (or
+ * HANDLER_RETRY).
+ */
+static int open_attempt(struct request *req, struct response *resp,
+			struct attempt *a)
+{
+	bool writes = (a->r->flags & WRITES) != 0;
+	if (!(a->r->flags & NEEDS_AUTH) || login_stood_in(req, a->r)) {
+		req->started = now_centiseconds();
+		req->timestamp = req->started;
+		return writes ? txn_begin(req, resp) : 0;
+	}
+	enum auth_outcome o = login_authenticate(req, resp, writes, &a->user);
+	if (o != AUTH_DONE)
+		return o == AUTH_RETRY ? HANDLER_RETRY : resp->status;
+	req->user = &a->user;
+	if (a->user.alert != NULL && a->user.alert[0] != '\0')
+		resp_header(resp, "X-Weave-Alert", "%s", a->user.alert);
+	if ((a->r->flags & USER_MUST_MATCH) &&
+	    strcmp(req->path_user, a->user.username) != 0) {
+		db_rollback();
+		log_info("path user %s does not match the login", req->path_user);
+		return resp_error(resp, 401, WEAVE_ERR_USER_MISMATCH);
+	}
+	req->timestamp = account_stamp(&a->user, req->started, writes);
+	if (writes)
+		history_open(req, &a->user);
+	return 0;
+}
+
+/* The statements a write runs last, inside its transaction (txn_end). */
+static enum db_status before_commit(const struct request *req, const void *ctx)
+{
+	const struct route *r = ctx;
+	if (!(r->flags & WRITES) || req->user == NULL)
+		return DB_OK;
+	enum db_status st = db_history_finish();
+	return st == DB_OK ? db_user_set_last_write(req->user->id, req->timestamp) : st;
+}
+
+static int run_attempt(struct request *req, struct response *resp, void *ctx)
+{
+	struct attempt *a = ctx;
+	req->timestamp = 0; /* a refused login answers the current time */
+	int status = open_attempt(req, resp, a);
+	if (status == 0) {
+		status = a->r->handler(req, resp);
+		if (status != HANDLER_RETRY)
+			status = txn_end(req, resp, status, before_commit, a->r);
+	}
+	if (status != HANDLER_RETRY)
+		response_set_timestamp(resp, req->timestamp);
+	req->user = NULL;
+	user_free(&a->user);
+	return status;
+}
+
+/* The route's handler inside its login and transaction (txn.h). */
 static int run_handler(struct request *req, struct response *resp,
 		       const struct route *r)
 {
-	struct user user;
-	memset(&user, 0, sizeof user);
-
-	for (int attempt = 0; attempt <= MAX_DEADLOCK_RETRIES; attempt++) {
-		int status;
-		response_reset(resp);
-		/* An empty reset code beside credentials is no code: the
-		 * credentials decide. Alone it is a wrong code (400 10). */
-		const char *code = request_header(req, "X-Weave-Password-Reset");
-		const char *source;
-		bool stand_in = ((r->flags & RESET_CODE_OK) && code != NULL &&
-				 (code[0] != '\0' ||
-				  auth_find_header(req, &source) == NULL)) ||
-				((r->flags & ADMIN_SECRET_OK) && req->admin_secret_ok);
-		if ((r->flags & NEEDS_AUTH) && !stand_in) {
-			enum auth_outcome a = login_authenticate(req, resp,
-							      (r->flags & WRITES) != 0, &user);
-			if (a == AUTH_RETRY)
-				goto retry;
-			if (a == AUTH_FAILED) {
-				user_free(&user);
-				return resp->status;
-			}
-			req->user = &user;
-			if (user.alert != NULL && user.alert[0] != '\0')
-				resp_header(resp, "X-Weave-Alert", "%s", user.alert);
-			if ((r->flags & USER_MUST_MATCH) &&
-			    strcmp(req->path_user, user.username) != 0) {
-				db_rollback();
-				log_info("path user %s does not match the login",
-					 req->path_user);
-				status = resp_error(resp, 401, WEAVE_ERR_USER_MISMATCH);
-				goto finish;
-			}
-			req->timestamp = account_stamp(&user, req->started,
-						       (r->flags & WRITES) != 0);
-			if (r->flags & WRITES)
-				history_open(req, &user);
-		} else {
-			req->started = now_centiseconds();
-			req->timestamp = req->started;
-			if (r->flags & WRITES) {
-				enum db_status st = db_begin();
-				if (st != DB_OK) {
-					status = handler_db_failure(req, resp, st);
-					if (status == HANDLER_RETRY)
-						goto retry;
-					goto finish;
-				}
-			}
-		}
-
-		status = r->handler(req, resp);
-		if (status == HANDLER_RETRY)
-			goto retry;
-		if (db_in_transaction()) {
-			enum db_status st = DB_OK;
-			bool committing = false;
-			if (status < 400 && (r->flags & WRITES) && req->user != NULL) {
-				st = db_history_finish();
-				if (st == DB_OK)
-					st = db_user_set_last_write(req->user->id,
-								    req->timestamp);
-			}
-			if (status < 400 && st == DB_OK) {
-				committing = true;
-				st = db_commit();
-			} else {
-				db_rollback();
-			}
-			if (st == DB_RETRY)
-				goto retry;
-			/* Lost during COMMIT: it may have committed, so never run
-			 * the request again. */
-			if (st == DB_UNAVAILABLE && committing)
-				req->db_tried_again = true;
-			if (st != DB_OK) {
-				db_rollback();
-				status = handler_db_failure(req, resp, st);
-				if (status == HANDLER_RETRY)
-					goto retry;
-			}
-		}
-finish:
-		response_set_timestamp(resp, req->timestamp);
-		req->user = NULL;
-		user_free(&user);
-		return status;
-retry:
-		db_rollback();
-		req->user = NULL;
-		user_free(&user);
-		log_info("deadlock or lost database server; running the request "
-			 "again (attempt %d)", attempt + 2);
-		pause_before_retry(attempt);
-	}
-	return resp_error(resp, 503, WEAVE_ERR_NONE);
+	struct attempt a = { .r = r };
+	return txn_run(req, resp, run_attempt, &a);
 }
 
 /*

@@ -1,8 +1,8 @@
 /*
  * shared_table.h - a bounded cache that several processes read and write
  * at once through shared memory, with no lock: the building block of the
- * host-wide caches (verified credentials in auth.c, kept account rows in
- * account_cache.c, info/collections answers in stamp_cache.c).
+ * host-wide caches (the account cache of account_cache.h, the KDF claims
+ * of kdf_gate.h).
  *
  * A table is an array of sets of `ways` entries in a memory region the
  * caller provides (a part of the change board's file, change_board.h, or

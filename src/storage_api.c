@@ -13,7 +13,7 @@
 #include "log.h"
 #include "output.h"
 #include "query.h"
-#include "stamp_cache.h"
+#include "account_cache.h"
 #include "util.h"
 #include "validate.h"
 #include "wbo.h"
@@ -74,7 +74,7 @@ static int add_collection(void *ctx, const char *name, size_t len, int64_t value
 
 /* Send an info answer: its body, X-Weave-Records, the timestamp. */
 static int send_collections(struct request *req, struct response *resp,
-			    const struct stamp_answer *a, bool with_records)
+			    const struct account_answer *a, bool with_records)
 {
 	if (a->newest > req->timestamp)
 		req->timestamp = a->newest;
@@ -88,9 +88,9 @@ static int collections_answer(struct request *req, struct response *resp, int ki
 {
 	const struct user *u = req->user;
 	int64_t now = req->started;
-	struct stamp_answer a;
+	struct account_answer a;
 
-	if (kind == 0 && stamp_cache_get(u->id, u->last_write, now, &a))
+	if (kind == 0 && account_cache_answer_get(u, now, &a))
 		return send_collections(req, resp, &a, true);
 
 	struct collections_ctx c = { json_object_new_object(), 0, 0, kind };
@@ -111,7 +111,7 @@ static int collections_answer(struct request *req, struct response *resp, int ki
 	a.newest = c.newest;
 	a.rows = c.rows;
 	if (kind == 0)
-		stamp_cache_put(u->id, u->last_write, valid_until, &a);
+		account_cache_answer_put(u, valid_until, &a);
 	int status = send_collections(req, resp, &a, kind != 2);
 	json_object_put(c.obj);
 	return status;

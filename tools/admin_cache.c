@@ -21,6 +21,7 @@ static const struct {
 	{ BOARD_ROW_MISSES, "row_misses", "reads that read the row" },
 	{ BOARD_STAMP_HITS, "collections_hits", "info/collections from a kept answer" },
 	{ BOARD_STAMP_MISSES, "collections_misses", "info/collections computed" },
+	{ BOARD_KDF_BUSY, "kdf_busy", "logins answered 503: too many KDFs at once" },
 };
 
 static const struct {
@@ -28,9 +29,8 @@ static const struct {
 	const char *key;
 	const char *text;
 } tables[] = {
-	{ BOARD_CREDENTIALS, "credentials", "verified credentials" },
-	{ BOARD_ROWS, "rows", "kept account rows" },
-	{ BOARD_STAMPS, "collections", "info/collections answers" },
+	{ BOARD_ACCOUNTS, "accounts", "accounts (row, credential, info/collections)" },
+	{ BOARD_CLAIMS, "kdf_claims", "passwords being verified" },
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -56,13 +56,12 @@ int cmd_cache(const struct args *a)
 						       counters[i].counter)));
 		struct json_object *used = json_object_new_object();
 		for (size_t i = 0; i < COUNT(tables); i++) {
-			struct shared_table t;
-			change_board_table(tables[i].table, &t);
+			const struct shared_table *t = change_board_table(tables[i].table);
 			struct json_object *u = json_object_new_object();
 			json_object_object_add(
-				u, "used", json_object_new_int64((int64_t)shared_table_count(&t, now)));
+				u, "used", json_object_new_int64((int64_t)shared_table_count(t, now)));
 			json_object_object_add(
-				u, "capacity", json_object_new_int64((int64_t)t.sets * t.ways));
+				u, "capacity", json_object_new_int64((int64_t)t->sets * t->ways));
 			json_object_object_add(used, tables[i].key, u);
 		}
 		json_object_object_add(o, "entries", used);
@@ -75,10 +74,9 @@ int cmd_cache(const struct args *a)
 		       counters[i].text);
 	printf("\nentries in use now:\n");
 	for (size_t i = 0; i < COUNT(tables); i++) {
-		struct shared_table t;
-		change_board_table(tables[i].table, &t);
-		printf("  %6" PRIu64 " of %-6" PRIu32 " %s\n", shared_table_count(&t, now),
-		       t.sets * t.ways, tables[i].text);
+		const struct shared_table *t = change_board_table(tables[i].table);
+		printf("  %6" PRIu64 " of %-6" PRIu32 " %s\n", shared_table_count(t, now),
+		       t->sets * t->ways, tables[i].text);
 	}
 	return EXIT_OK;
 }

@@ -200,6 +200,9 @@ static void check_settings(const struct config *c, const char *path)
 	if (c->registration && c->admin_secret == NULL)
 		say_note("admin_secret is unset: accounts are created only by sign-up and "
 			 "weave-admin");
+	if (c->cache_secret == NULL)
+		say_note("cache_secret is unset: each process verifies passwords for itself "
+			 "(set cache_secret = $(weave-admin secret) in %s)", path);
 }
 
 /* ---- the account cache file ---------------------------------------------------- */

@@ -249,11 +249,12 @@ static int setup_config(struct setup *s)
 	struct stat st;
 
 	if (stat(path, &st) != 0) {
-		char db_password[49], captcha_secret[65], text[2048], when[64];
+		char db_password[49], captcha_secret[65], cache_secret[65], text[2048], when[64];
 		time_t now = time(NULL);
 		strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
 		random_hex(db_password, 24);
 		random_hex(captcha_secret, 32);
+		random_hex(cache_secret, 32);
 		snprintf(text, sizeof text,
 			 "# weave.conf, written by weave-admin setup on %s.\n"
 			 "# weave.conf(5) lists every key; weave-admin check checks the file.\n"
@@ -263,9 +264,11 @@ static int setup_config(struct setup *s)
 			 "db_password = %s\n"
 			 "public_url = https://%s" MOUNT "/\n"
 			 "registration = off\n"
-			 "captcha_secret = %s\n",
-			 when, db_password, s->host, captcha_secret);
+			 "captcha_secret = %s\n"
+			 "cache_secret = %s\n",
+			 when, db_password, s->host, captcha_secret, cache_secret);
 		OPENSSL_cleanse(db_password, sizeof db_password);
+		OPENSSL_cleanse(cache_secret, sizeof cache_secret);
 		if (mkdir_parents(path, 0755) != 0)
 			return fail(EXIT_FAILED, "cannot create the folder of %s: %s", path,
 				    strerror(errno));

@@ -262,6 +262,8 @@ stack_write_config() {
 		# this file: made here, empty, for the FastCGI processes (www-data)
 		# to size and fill; gone with the stack's directory.
 		echo "account_cache_file = $board"
+		# Keys the account cache (docs/security.md); a new one per config.
+		echo "cache_secret = $(stack__random)"
 		local line
 		for line in "$@"; do echo "$line"; done
 	} >"$tmp"

@@ -323,14 +323,15 @@ static const struct command commands[] = {
 	  "server processes share: how many password verifications (KDF runs)\n"
 	  "they made since it was created, how often verified credentials,\n"
 	  "kept account rows and info/collections answers served a request,\n"
-	  "and how many entries each cache holds. Run as root or as the\n"
+	  "how many logins found max_concurrent_kdf reached (503), and how\n"
+	  "many accounts and claims the file holds. Run as root or as the\n"
 	  "server's user. Asks no database, so it answers while the database\n"
 	  "is down.", CMD_NO_DATABASE },
 
 	{ "secret", 0, 0, 0, cmd_secret, "",
-	  "print a fresh random value for admin_secret or captcha_secret",
+	  "print a fresh random value for admin_secret, captcha_secret or cache_secret",
 	  "Print 32 random bytes as 43 characters of base64url, for\n"
-	  "admin_secret or captcha_secret in weave.conf (both must be at least\n"
+	  "admin_secret, captcha_secret or cache_secret in weave.conf (each at least\n"
 	  "16 bytes long). Reads no config file, so it works while the one in\n"
 	  "place is refused:\n\n"
 	  "    echo \"admin_secret = $(weave-admin secret)\" >> weave.conf",

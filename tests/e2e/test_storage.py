@@ -154,7 +154,7 @@ def test_info_collections_skips_expired_records():
 
 def test_info_collections_follows_expiry_and_admin_changes_without_a_write():
     # Each process keeps recent info/collections answers until the user
-    # writes or a collection's newest record expires (stamp_cache.h): poll
+    # writes or a collection's newest record expires (account_cache.h): poll
     # often enough to fill several processes' copies, then check they let go.
     user, call = _u()
     t_live = call("PUT", "storage/a/live", {"payload": "x"}).body.decode()

@@ -1,4 +1,4 @@
-/* check_account_cache.c - the shared change board and the kept account rows. */
+/* check_account_cache.c - the shared change board, the cache key and the one entry per account. */
 #include <check.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "account_cache.h"
+#include "cache_key.h"
 #include "change_board.h"
 #include "check_suites.h"
 #include "config.h"
@@ -21,6 +22,7 @@ static char err[512];
 
 static void make_dir(void)
 {
+	ck_assert_int_eq(cache_key_init("unit-test-cache-secret"), 0);
 	snprintf(dir, sizeof dir, "/tmp/check-board.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(path, sizeof path, "%s/board", dir);
@@ -29,7 +31,7 @@ static void make_dir(void)
 static void remove_dir(void)
 {
 	change_board_close();
-	account_cache_init(0);
+	account_cache_init(0, 0);
 	unlink(path);
 	char other[160];
 	snprintf(other, sizeof other, "%s/other", dir);
@@ -167,34 +169,34 @@ START_TEST(test_unsafe_files_are_refused)
 	ck_assert_int_eq(unlink(other), 0);
 
 	/* Made empty beforehand (by an admin, by tools/stack.sh): filled in
-	 * place, keyed, usable. */
+	 * place, usable. */
 	fd = open(other, O_CREAT | O_WRONLY, 0600);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
 	ck_assert_int_eq(change_board_open(other, false, err, sizeof err), -1);
 	ck_assert_int_eq(change_board_open(other, true, err, sizeof err), 0);
 	ck_assert(change_board_ready());
-	unsigned char key[32], zero[32] = { 0 };
-	ck_assert(change_board_secret(key));
-	ck_assert(memcmp(key, zero, sizeof key) != 0);
 	change_board_close();
 	ck_assert_int_eq(unlink(other), 0);
 
-	/* Readable by the group: it holds the credential cache's key. */
+	/* Readable by the group: it tells which accounts are busy. */
 	ck_assert_int_eq(chmod(path, 0640), 0);
 	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), -1);
 	ck_assert_ptr_nonnull(strstr(err, "readable or writable by group or others"));
 	ck_assert_int_eq(chmod(path, 0600), 0);
 
-	/* The board of the previous layout is replaced by a new file. */
+	/* The board of an earlier layout (here the one that kept a key)
+	 * is replaced by a new file. */
 	fd = open(other, O_CREAT | O_WRONLY, 0600);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(ftruncate(fd, 8 * (8 + 65536 + 16384)), 0);
-	ck_assert_int_eq(write(fd, "1DBEVAEW", 8), 8); /* its magic, little-endian */
+	ck_assert_int_eq(ftruncate(fd, 4096), 0);
+	ck_assert_int_eq(write(fd, "3DBEVAEW", 8), 8); /* its magic, little-endian */
 	close(fd);
 	ck_assert_int_eq(change_board_open(other, true, err, sizeof err), 0);
+	struct stat made;
+	ck_assert_int_eq(stat(path, &made), 0);
 	ck_assert_int_eq(stat(other, &st), 0);
-	ck_assert_int_gt(st.st_size, 8 * (8 + 65536 + 16384));
+	ck_assert_int_eq(st.st_size, made.st_size);
 	change_board_close();
 	ck_assert_int_eq(unlink(other), 0);
 
@@ -205,24 +207,32 @@ START_TEST(test_unsafe_files_are_refused)
 }
 END_TEST
 
+/* What two logins of u with password leave at now: the credential, and
+ * the row kept under the generation read before the second read. */
+static void keep(const struct user *u, const char *password, int64_t now)
+{
+	struct account_probe probe;
+	account_cache_credential_put(u, password, strlen(password), now);
+	for (int i = 0; i < 2; i++) {
+		account_cache_probe(u->username, &probe);
+		account_cache_put(&probe, u, now);
+	}
+}
+
 START_TEST(test_a_replaced_file_is_followed)
 {
 	make_dir();
 	struct user row, got;
-	struct account_probe probe;
 	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), 0);
 	uint64_t epoch = change_board_epoch();
-	account_cache_init(30);
+	account_cache_init(30, 86400);
 	memset(&row, 0, sizeof row);
 	row.id = 3;
 	snprintf(row.username, sizeof row.username, "dave");
 	row.password_hash = xstrdup("$h");
 	row.status = 1;
-	for (int i = 0; i < 2; i++) {
-		account_cache_probe("dave", &probe);
-		account_cache_put(&probe, &row, 100);
-	}
-	ck_assert(account_cache_get("dave", 100, &got));
+	keep(&row, "pw", 100);
+	ck_assert(account_cache_login("dave", "pw", 2, 100, &got));
 	user_free(&got);
 	change_board_bump(3);
 	change_board_bump(3);
@@ -239,13 +249,10 @@ START_TEST(test_a_replaced_file_is_followed)
 	ck_assert_uint_ne(change_board_epoch(), epoch);
 	ck_assert_uint_eq(change_board_generation(3), 0);
 	ck_assert(access(path, F_OK) == 0);
-	ck_assert(!account_cache_get("dave", 100, &got));
+	ck_assert(!account_cache_login("dave", "pw", 2, 100, &got));
 	/* The kept rows live in the file: the new one knows nothing yet. */
-	for (int i = 0; i < 2; i++) {
-		account_cache_probe("dave", &probe);
-		account_cache_put(&probe, &row, 100);
-	}
-	ck_assert(account_cache_get("dave", 100, &got));
+	keep(&row, "pw", 100);
+	ck_assert(account_cache_login("dave", "pw", 2, 100, &got));
 	user_free(&got);
 
 	/* Replaced by something unsafe: the board goes absent. */
@@ -256,7 +263,7 @@ START_TEST(test_a_replaced_file_is_followed)
 	close(fd);
 	change_board_refresh();
 	ck_assert(!change_board_ready());
-	ck_assert(!account_cache_get("dave", 100, &got));
+	ck_assert(!account_cache_login("dave", "pw", 2, 100, &got));
 	user_free(&row);
 	remove_dir();
 }
@@ -269,6 +276,7 @@ static void fill(struct user *u, int64_t id, const char *name, const char *hash)
 	snprintf(u->username, sizeof u->username, "%s", name);
 	u->password_hash = xstrdup(hash);
 	u->email = xstrdup("a@example.org");
+	u->node = xstrdup("https://node.example/");
 	u->status = 1;
 	u->last_write = 12345;
 }
@@ -277,70 +285,178 @@ START_TEST(test_rows_kept_from_the_second_read)
 {
 	make_dir();
 	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), 0);
-	account_cache_init(30);
+	account_cache_init(30, 86400);
 	struct user row, got;
 	struct account_probe probe;
 	fill(&row, 9, "alice", "$hash$1");
+	account_cache_credential_put(&row, "pw", 2, 1000);
 
 	/* First read: only the id is learnt. */
 	account_cache_probe("alice", &probe);
-	ck_assert_int_eq(probe.user_id, 0);
+	ck_assert_int_eq(probe.user_id, 9); /* the credential's entry knows it */
+	probe.user_id = 0;
 	account_cache_put(&probe, &row, 1000);
-	ck_assert(!account_cache_get("alice", 1000, &got));
+	ck_assert(!account_cache_login("alice", "pw", 2, 1000, &got));
 
-	/* Second read, probed before it: kept. */
+	/* Second read, probed before it: kept, without hash or e-mail. */
 	account_cache_probe("alice", &probe);
 	ck_assert_int_eq(probe.user_id, 9);
 	account_cache_put(&probe, &row, 1000);
-	ck_assert(account_cache_get("alice", 1001, &got));
+	ck_assert(account_cache_login("alice", "pw", 2, 1001, &got));
 	ck_assert_int_eq(got.id, 9);
-	ck_assert_str_eq(got.password_hash, "$hash$1");
-	ck_assert_ptr_ne(got.password_hash, row.password_hash); /* a copy */
-	ck_assert_str_eq(got.email, "a@example.org");
+	ck_assert_str_eq(got.username, "alice");
+	ck_assert_str_eq(got.password_hash, "");
+	ck_assert_ptr_null(got.email);
+	ck_assert_str_eq(got.node, "https://node.example/");
+	ck_assert_ptr_null(got.alert);
 	ck_assert_int_eq(got.last_write, 12345);
 	user_free(&got);
-	ck_assert(!account_cache_get("bob", 1001, &got));
+	ck_assert(!account_cache_login("bob", "pw", 2, 1001, &got));
+	ck_assert(!account_cache_login("alice", "pW", 2, 1001, &got));
 
 	/* Too old, from the future: not used. */
-	ck_assert(!account_cache_get("alice", 1030, &got));
-	ck_assert(!account_cache_get("alice", 999, &got));
+	ck_assert(!account_cache_login("alice", "pw", 2, 1030, &got));
+	ck_assert(!account_cache_login("alice", "pw", 2, 999, &got));
 
 	/* A change on the board: not used, and the next read is kept again. */
 	change_board_bump(9);
-	ck_assert(!account_cache_get("alice", 1001, &got));
+	ck_assert(!account_cache_login("alice", "pw", 2, 1001, &got));
 	account_cache_probe("alice", &probe);
 	account_cache_put(&probe, &row, 1002);
-	ck_assert(account_cache_get("alice", 1002, &got));
+	ck_assert(account_cache_login("alice", "pw", 2, 1002, &got));
 	user_free(&got);
 
 	/* A write between the probe and the read: the row read is not kept. */
 	account_cache_probe("alice", &probe);
 	change_board_bump(9);
 	account_cache_put(&probe, &row, 1003);
-	ck_assert(!account_cache_get("alice", 1003, &got));
+	ck_assert(!account_cache_login("alice", "pw", 2, 1003, &got));
 
-	/* The name now belongs to another account (deleted, made again). */
+	/* The name now belongs to another account (deleted, made again):
+	 * nothing of the old one is used, not even its credential. */
 	struct user again;
-	fill(&again, 10, "alice", "$hash$2");
+	fill(&again, 10, "alice", "$hash$1");
 	account_cache_probe("alice", &probe);
 	ck_assert_int_eq(probe.user_id, 9);
 	account_cache_put(&probe, &again, 1004);
-	ck_assert(!account_cache_get("alice", 1004, &got));
+	ck_assert(!account_cache_credential_ok(&again, "pw", 2, 1004));
 	account_cache_probe("alice", &probe);
 	account_cache_put(&probe, &again, 1004);
-	ck_assert(account_cache_get("alice", 1004, &got));
-	ck_assert_str_eq(got.password_hash, "$hash$2");
+	ck_assert(!account_cache_login("alice", "pw", 2, 1004, &got));
+	account_cache_credential_put(&again, "pw", 2, 1004);
+	ck_assert(account_cache_login("alice", "pw", 2, 1004, &got));
+	ck_assert_int_eq(got.id, 10);
 	user_free(&got);
 
 	/* A disabled account is never kept. */
 	again.status = 0;
 	account_cache_probe("alice", &probe);
 	account_cache_put(&probe, &again, 1005);
-	ck_assert(!account_cache_get("alice", 1005, &got));
+	ck_assert(!account_cache_login("alice", "pw", 2, 1005, &got));
 
 	user_free(&row);
 	user_free(&again);
 	remove_dir();
+}
+END_TEST
+
+/* The credential holds for the stored hash it was verified against, for
+ * its account and password only, and for auth_cache_seconds. */
+START_TEST(test_credential_follows_the_password)
+{
+	make_dir();
+	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), 0);
+	account_cache_init(30, 86400);
+	struct user u, other;
+	fill(&u, 21, "carl", "$scrypt$salt-a$key-a");
+	fill(&other, 22, "cora", "$scrypt$salt-a$key-a"); /* the same hash */
+	ck_assert(!account_cache_credential_ok(&u, "secret", 6, 5000));
+	account_cache_credential_put(&u, "secret", 6, 5000);
+	ck_assert(account_cache_credential_ok(&u, "secret", 6, 5000));
+	ck_assert(account_cache_credential_ok(&u, "secret", 6, 5000 + 86399));
+	ck_assert(!account_cache_credential_ok(&u, "secret", 6, 5000 + 86400));
+	ck_assert(!account_cache_credential_ok(&u, "secret", 6, 4999));
+	/* Another password, a prefix, a longer one, NUL bytes by length. */
+	ck_assert(!account_cache_credential_ok(&u, "secreT", 6, 5000));
+	ck_assert(!account_cache_credential_ok(&u, "secret", 5, 5000));
+	ck_assert(!account_cache_credential_ok(&u, "secret!", 7, 5000));
+	ck_assert(!account_cache_credential_ok(&u, "", 0, 5000));
+	ck_assert(!account_cache_credential_ok(&other, "secret", 6, 5000));
+	/* A new password is a new stored hash: the old credential is dead. */
+	free(u.password_hash);
+	u.password_hash = xstrdup("$scrypt$salt-b$key-b");
+	ck_assert(!account_cache_credential_ok(&u, "secret", 6, 5000));
+	account_cache_credential_put(&u, "x\0y", 3, 5001);
+	ck_assert(account_cache_credential_ok(&u, "x\0y", 3, 5001));
+	ck_assert(!account_cache_credential_ok(&u, "x\0z", 3, 5001));
+	ck_assert(!account_cache_credential_ok(&u, "x", 1, 5001));
+	/* Off: nothing kept, nothing found. */
+	account_cache_init(30, 0);
+	ck_assert(!account_cache_credential_ok(&u, "x\0y", 3, 5001));
+	account_cache_credential_put(&other, "secret", 6, 5001);
+	account_cache_init(30, 86400);
+	ck_assert(!account_cache_credential_ok(&other, "secret", 6, 5001));
+	user_free(&u);
+	user_free(&other);
+	remove_dir();
+}
+END_TEST
+
+/* The info/collections answer holds for the last_write it was made
+ * under, until its newest record expires; it shares the entry. */
+START_TEST(test_answer_follows_last_write)
+{
+	make_dir();
+	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), 0);
+	account_cache_init(30, 86400);
+	struct user u;
+	struct account_answer a = { "{\"tabs\":1.5}", 12, 150, 1 }, got;
+	fill(&u, 31, "dina", "$h");
+	int64_t now = now_centiseconds();
+	ck_assert(!account_cache_answer_get(&u, now, &got));
+	account_cache_answer_put(&u, now + 1000, &a);
+	account_cache_credential_put(&u, "pw", 2, now / 100); /* the same entry */
+	ck_assert(account_cache_answer_get(&u, now, &got));
+	ck_assert_str_eq(got.body, a.body);
+	ck_assert_uint_eq(got.len, 12);
+	ck_assert_int_eq(got.newest, 150);
+	ck_assert_int_eq(got.rows, 1);
+	ck_assert(!account_cache_answer_get(&u, now + 1000, &got));
+	u.last_write++;
+	ck_assert(!account_cache_answer_get(&u, now, &got));
+	ck_assert(account_cache_credential_ok(&u, "pw", 2, now / 100));
+	user_free(&u);
+	remove_dir();
+}
+END_TEST
+
+/* The key and MACs are those docs/security.md and tests/e2e compute:
+ * values from tests' own /usr/bin/python3 hmac code (HKDF-SHA256). */
+START_TEST(test_cache_key_known_answers)
+{
+	static const char fp_hex[] =
+		"418e71e3265b1869312c4b230a7015f3e0e5658f1699ad03374e80eaebc2349f";
+	static const char v_hex[] =
+		"23ea52ac64eb92026537ee45ba542f29f7565526446cc64e590fa4029d20029c";
+	unsigned char fp[CACHE_MAC_BYTES], v[CACHE_MAC_BYTES];
+	char hex[2 * CACHE_MAC_BYTES + 1];
+	ck_assert_int_eq(cache_key_init("0123456789abcdef-test"), 0);
+	ck_assert(cache_key_shared());
+	ck_assert(cache_key_fingerprint("$h$1", fp));
+	for (int i = 0; i < CACHE_MAC_BYTES; i++)
+		snprintf(hex + 2 * i, 3, "%02x", fp[i]);
+	ck_assert_str_eq(hex, fp_hex);
+	ck_assert(cache_key_verifier(9, fp, "pw", 2, v));
+	for (int i = 0; i < CACHE_MAC_BYTES; i++)
+		snprintf(hex + 2 * i, 3, "%02x", v[i]);
+	ck_assert_str_eq(hex, v_hex);
+	/* Without a secret: a random key, so other values. */
+	ck_assert_int_eq(cache_key_init(NULL), 0);
+	ck_assert(!cache_key_shared());
+	ck_assert(cache_key_fingerprint("$h$1", fp));
+	for (int i = 0; i < CACHE_MAC_BYTES; i++)
+		snprintf(hex + 2 * i, 3, "%02x", fp[i]);
+	ck_assert_str_ne(hex, fp_hex);
 }
 END_TEST
 
@@ -349,23 +465,19 @@ START_TEST(test_many_accounts_kept)
 {
 	make_dir();
 	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), 0);
-	account_cache_init(30);
+	account_cache_init(30, 86400);
 	struct user row, got;
-	struct account_probe probe;
 	char name[32];
 	for (int i = 0; i < 1000; i++) {
 		snprintf(name, sizeof name, "user%d", i);
 		fill(&row, i + 1, name, "$h");
-		for (int twice = 0; twice < 2; twice++) {
-			account_cache_probe(name, &probe);
-			account_cache_put(&probe, &row, 100 + i / 100);
-		}
+		keep(&row, name, 100 + i / 100);
 		user_free(&row);
 	}
 	int kept = 0;
 	for (int i = 0; i < 1000; i++) {
 		snprintf(name, sizeof name, "user%d", i);
-		if (account_cache_get(name, 110, &got)) {
+		if (account_cache_login(name, name, strlen(name), 110, &got)) {
 			ck_assert_int_eq(got.id, i + 1);
 			user_free(&got);
 			kept++;
@@ -379,25 +491,22 @@ END_TEST
 START_TEST(test_nothing_kept_without_board_or_lifetime)
 {
 	struct user row, got;
-	struct account_probe probe;
 	fill(&row, 5, "carol", "$h");
 
+	/* No board: rows are never trusted (generations are not shared),
+	 * credentials serve this process. */
 	change_board_close();
-	account_cache_init(30);
-	for (int i = 0; i < 2; i++) {
-		account_cache_probe("carol", &probe);
-		account_cache_put(&probe, &row, 100);
-	}
-	ck_assert(!account_cache_get("carol", 100, &got));
+	ck_assert_int_eq(cache_key_init("unit-test-cache-secret"), 0);
+	account_cache_init(30, 86400);
+	keep(&row, "pw", 100);
+	ck_assert(!account_cache_login("carol", "pw", 2, 100, &got));
+	ck_assert(account_cache_credential_ok(&row, "pw", 2, 100));
 
 	make_dir();
 	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), 0);
-	account_cache_init(0);
-	for (int i = 0; i < 2; i++) {
-		account_cache_probe("carol", &probe);
-		account_cache_put(&probe, &row, 100);
-	}
-	ck_assert(!account_cache_get("carol", 100, &got));
+	account_cache_init(0, 86400);
+	keep(&row, "pw", 100);
+	ck_assert(!account_cache_login("carol", "pw", 2, 100, &got));
 	user_free(&row);
 	remove_dir();
 }
@@ -434,6 +543,9 @@ Suite *account_cache_suite(void)
 	tcase_add_test(tc, test_unsafe_files_are_refused);
 	tcase_add_test(tc, test_a_replaced_file_is_followed);
 	tcase_add_test(tc, test_rows_kept_from_the_second_read);
+	tcase_add_test(tc, test_credential_follows_the_password);
+	tcase_add_test(tc, test_answer_follows_last_write);
+	tcase_add_test(tc, test_cache_key_known_answers);
 	tcase_add_test(tc, test_many_accounts_kept);
 	tcase_add_test(tc, test_nothing_kept_without_board_or_lifetime);
 	tcase_add_test(tc, test_config_keys);

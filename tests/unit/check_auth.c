@@ -416,123 +416,6 @@ START_TEST(test_credentials_wipe)
 }
 END_TEST
 
-/* ---- credential cache -------------------------------------------------- */
-
-static const char HASH_A[] = "$scrypt$ln=15,r=8,p=1$c2FsdA==$a2V5a2V5a2V5a2V5";
-static const char HASH_B[] = "$scrypt$ln=15,r=8,p=1$c2FsdB==$a2V5a2V5a2V5a2V5";
-
-START_TEST(test_cache_hit_miss)
-{
-	auth_cache_init(60);
-	ck_assert(!auth_cache_lookup("alice", HASH_A, "secret", 6));
-	auth_cache_store("alice", HASH_A, "secret", 6);
-	ck_assert(auth_cache_lookup("alice", HASH_A, "secret", 6));
-	ck_assert(auth_cache_lookup("alice", HASH_A, "secret", 6)); /* still there */
-	/* Different password, prefix, longer, case. */
-	ck_assert(!auth_cache_lookup("alice", HASH_A, "secreT", 6));
-	ck_assert(!auth_cache_lookup("alice", HASH_A, "secret", 5));
-	ck_assert(!auth_cache_lookup("alice", HASH_A, "secret!", 7));
-	ck_assert(!auth_cache_lookup("alice", HASH_A, "", 0));
-	/* A changed stored hash never hits the old entry. */
-	ck_assert(!auth_cache_lookup("alice", HASH_B, "secret", 6));
-	/* Nor does another account with the same hash and password. */
-	ck_assert(!auth_cache_lookup("bob", HASH_A, "secret", 6));
-	ck_assert(!auth_cache_lookup("alic", HASH_A, "esecret", 7));
-	auth_cache_clear();
-}
-END_TEST
-
-START_TEST(test_cache_field_boundary)
-{
-	auth_cache_init(60);
-	/* ("ab", "c") and ("a", "bc") concatenate to the same bytes. */
-	auth_cache_store("alice", "ab", "c", 1);
-	ck_assert(auth_cache_lookup("alice", "ab", "c", 1));
-	ck_assert(!auth_cache_lookup("alice", "a", "bc", 2));
-	ck_assert(!auth_cache_lookup("alice", "abc", "", 0));
-	/* Passwords with NUL bytes are compared by length. */
-	auth_cache_store("alice", HASH_A, "x\0y", 3);
-	ck_assert(auth_cache_lookup("alice", HASH_A, "x\0y", 3));
-	ck_assert(!auth_cache_lookup("alice", HASH_A, "x\0z", 3));
-	ck_assert(!auth_cache_lookup("alice", HASH_A, "x", 1));
-	auth_cache_clear();
-}
-END_TEST
-
-START_TEST(test_cache_several)
-{
-	auth_cache_init(60);
-	auth_cache_store("alice", HASH_A, "one", 3);
-	auth_cache_store("alice", HASH_B, "two", 3);
-	ck_assert(auth_cache_lookup("alice", HASH_A, "one", 3));
-	ck_assert(auth_cache_lookup("alice", HASH_B, "two", 3));
-	ck_assert(!auth_cache_lookup("alice", HASH_A, "two", 3));
-	ck_assert(!auth_cache_lookup("alice", HASH_B, "one", 3));
-	auth_cache_clear();
-	ck_assert(!auth_cache_lookup("alice", HASH_A, "one", 3));
-	ck_assert(!auth_cache_lookup("alice", HASH_B, "two", 3));
-	/* Re-initialising forgets everything too. */
-	auth_cache_store("alice", HASH_A, "one", 3);
-	ck_assert(auth_cache_lookup("alice", HASH_A, "one", 3));
-	auth_cache_init(60);
-	ck_assert(!auth_cache_lookup("alice", HASH_A, "one", 3));
-	auth_cache_clear();
-}
-END_TEST
-
-/* The bench's 200 accounts stay cached together: none pushes another out
- * (a KDF on every request for the loser). Keys are random per process;
- * 200 keys overflow one of 4096 sets of 8 far less than once in 10^9 runs. */
-START_TEST(test_cache_many_accounts)
-{
-	char password[32];
-	auth_cache_init(60);
-	for (int i = 0; i < 200; i++) {
-		int n = snprintf(password, sizeof password, "password-%d", i);
-		auth_cache_store("alice", HASH_A, password, (size_t)n);
-	}
-	for (int i = 0; i < 200; i++) {
-		int n = snprintf(password, sizeof password, "password-%d", i);
-		ck_assert_msg(auth_cache_lookup("alice", HASH_A, password, (size_t)n), "%d lost", i);
-	}
-	/* Storing one again refreshes it in place: still one entry each. */
-	auth_cache_store("alice", HASH_A, "password-7", 10);
-	ck_assert(auth_cache_lookup("alice", HASH_A, "password-7", 10));
-	ck_assert(auth_cache_lookup("alice", HASH_A, "password-8", 10));
-	auth_cache_clear();
-}
-END_TEST
-
-START_TEST(test_cache_disabled)
-{
-	auth_cache_init(0);
-	auth_cache_store("alice", HASH_A, "secret", 6);
-	ck_assert(!auth_cache_lookup("alice", HASH_A, "secret", 6));
-	auth_cache_init(-5);
-	auth_cache_store("alice", HASH_A, "secret", 6);
-	ck_assert(!auth_cache_lookup("alice", HASH_A, "secret", 6));
-	/* Disabling after use drops what was cached. */
-	auth_cache_init(60);
-	auth_cache_store("alice", HASH_A, "secret", 6);
-	ck_assert(auth_cache_lookup("alice", HASH_A, "secret", 6));
-	auth_cache_init(0);
-	ck_assert(!auth_cache_lookup("alice", HASH_A, "secret", 6));
-	auth_cache_clear();
-}
-END_TEST
-
-START_TEST(test_cache_expiry)
-{
-	/* Whole seconds: a ttl of 2 is at least 1 s and at most 2 s. */
-	auth_cache_init(2);
-	auth_cache_store("alice", HASH_A, "secret", 6);
-	ck_assert(auth_cache_lookup("alice", HASH_A, "secret", 6));
-	sleep(3);
-	ck_assert(!auth_cache_lookup("alice", HASH_A, "secret", 6));
-	auth_cache_clear();
-}
-END_TEST
-
 Suite *auth_suite(void)
 {
 	Suite *s = suite_create("auth");
@@ -561,15 +444,6 @@ Suite *auth_suite(void)
 	tcase_add_test(tc, test_find_header_empty_skipped);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("cache");
-	tcase_set_timeout(tc, 20);
-	tcase_add_test(tc, test_cache_hit_miss);
-	tcase_add_test(tc, test_cache_field_boundary);
-	tcase_add_test(tc, test_cache_several);
-	tcase_add_test(tc, test_cache_many_accounts);
-	tcase_add_test(tc, test_cache_disabled);
-	tcase_add_test(tc, test_cache_expiry);
-	suite_add_tcase(s, tc);
 
 	return s;
 }

@@ -60,7 +60,9 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(cfg.max_post_records, 100);
 	ck_assert_int_eq(cfg.max_post_bytes, 1048576);
 	ck_assert_int_eq(cfg.max_ids, 1000);
-	ck_assert_int_eq(cfg.auth_cache_seconds, 300);
+	ck_assert_int_eq(cfg.auth_cache_seconds, 86400);
+	ck_assert_ptr_null(cfg.cache_secret);
+	ck_assert_int_eq(cfg.max_concurrent_kdf, 0);
 	ck_assert_int_eq(cfg.password_cost, 17);
 	ck_assert(!cfg.registration);
 	ck_assert_ptr_null(cfg.admin_secret);
@@ -201,8 +203,9 @@ START_TEST(test_short_secrets)
 {
 	struct config cfg;
 	char err[ERRLEN];
-	static const char *const keys[] = { "admin_secret", "captcha_secret" };
-	for (size_t i = 0; i < 2; i++) {
+	static const char *const keys[] = { "admin_secret", "captcha_secret",
+					    "cache_secret" };
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
 		char text[128], name[64];
 		snprintf(text, sizeof text, "db_name = x\n%s = 0123456789abcde\n", keys[i]);
 		snprintf(name, sizeof name, "'%s'", keys[i]);
@@ -318,7 +321,8 @@ START_TEST(test_int_ranges)
 		{ "max_post_records", offsetof(struct config, max_post_records), 1, 10000 },
 		{ "max_post_bytes", offsetof(struct config, max_post_bytes), 1024, 67108864 },
 		{ "max_ids", offsetof(struct config, max_ids), 1, 10000 },
-		{ "auth_cache_seconds", offsetof(struct config, auth_cache_seconds), 0, 86400 },
+		{ "auth_cache_seconds", offsetof(struct config, auth_cache_seconds), 0, 604800 },
+		{ "max_concurrent_kdf", offsetof(struct config, max_concurrent_kdf), 0, 64 },
 		{ "password_cost", offsetof(struct config, password_cost), 10, 20 },
 	};
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {

@@ -14,11 +14,11 @@
 #include <unistd.h>
 
 #include "account_cache.h"
-#include "auth.h"
+#include "cache_key.h"
 #include "change_board.h"
 #include "check_suites.h"
 #include "shared_table.h"
-#include "stamp_cache.h"
+#include "kdf_gate.h"
 #include "util.h"
 
 #define WORDS 8
@@ -275,13 +275,16 @@ static void board_up(void)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(path, sizeof path, "%s/board", dir);
 	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), 0);
+	/* Forked children keep the key: processes of one weave.conf. */
+	ck_assert_int_eq(cache_key_init("unit-test-cache-secret"), 0);
+	account_cache_init(30, 86400);
+	kdf_gate_init(2);
 }
 
 static void board_down(void)
 {
 	change_board_close();
-	account_cache_init(0);
-	auth_cache_init(0);
+	account_cache_init(0, 0);
 	unlink(path);
 	rmdir(dir);
 }
@@ -294,99 +297,6 @@ static int child_exit(pid_t pid)
 }
 
 static const char HASH[] = "$scrypt$ln=15,r=8,p=1$c2FsdA==$a2V5a2V5a2V5a2V5";
-
-START_TEST(test_credentials_verified_in_one_process_serve_all)
-{
-	board_up();
-	struct stat st;
-	ck_assert_int_eq(stat(path, &st), 0);
-	ck_assert_int_eq(st.st_mode & 0777, 0600); /* it holds the cache's key */
-	auth_cache_init(60);
-	ck_assert(!auth_cache_lookup("erin", HASH, "pw-erin", 7));
-	pid_t pid = fork();
-	if (pid == 0) {
-		auth_cache_init(60); /* a process of its own, same board */
-		auth_cache_store("erin", HASH, "pw-erin", 7);
-		_exit(0);
-	}
-	ck_assert_int_eq(child_exit(pid), 0);
-	uint64_t hits = change_board_counter(BOARD_CREDENTIAL_HITS);
-	ck_assert(auth_cache_lookup("erin", HASH, "pw-erin", 7));
-	ck_assert_uint_eq(change_board_counter(BOARD_CREDENTIAL_HITS), hits + 1);
-	ck_assert(!auth_cache_lookup("erin", HASH, "pw-erin!", 8));
-	ck_assert(!auth_cache_lookup("frank", HASH, "pw-erin", 7));
-	board_down();
-}
-END_TEST
-
-/* While one process runs the KDF for some credentials, another waits for
- * its verdict instead of running it too. */
-START_TEST(test_one_verification_at_a_time)
-{
-	board_up();
-	auth_cache_init(60);
-	int go[2];
-	ck_assert_int_eq(pipe(go), 0);
-	pid_t pid = fork();
-	if (pid == 0) {
-		auth_cache_init(60);
-		/* Nobody verifies these yet: the child will. */
-		if (auth_cache_wait_or_claim("gina", HASH, "pw-gina", 7))
-			_exit(1);
-		if (write(go[1], "x", 1) != 1)
-			_exit(3);
-		sleep_ms(300); /* the KDF */
-		auth_cache_store("gina", HASH, "pw-gina", 7);
-		/* A wrong password: claimed, then given up. */
-		if (auth_cache_wait_or_claim("gina", HASH, "wrong", 5))
-			_exit(2);
-		if (write(go[1], "y", 1) != 1)
-			_exit(3);
-		sleep_ms(300);
-		auth_cache_abandon("gina", HASH, "wrong", 5);
-		_exit(0);
-	}
-	char c;
-	ck_assert_int_eq(read(go[0], &c, 1), 1);
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ck_assert(auth_cache_wait_or_claim("gina", HASH, "pw-gina", 7));
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	ck_assert_int_ge((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000,
-			 200);
-	ck_assert(auth_cache_lookup("gina", HASH, "pw-gina", 7));
-	/* The wrong one: after the child gives up, this process must verify. */
-	ck_assert_int_eq(read(go[0], &c, 1), 1);
-	ck_assert(!auth_cache_wait_or_claim("gina", HASH, "wrong", 5));
-	auth_cache_abandon("gina", HASH, "wrong", 5);
-	ck_assert(!auth_cache_lookup("gina", HASH, "wrong", 5));
-	ck_assert_int_eq(child_exit(pid), 0);
-	close(go[0]);
-	close(go[1]);
-	board_down();
-}
-END_TEST
-
-/* A verifier that died is not waited for. */
-START_TEST(test_a_dead_verifier_does_not_block_for_long)
-{
-	board_up();
-	auth_cache_init(60);
-	pid_t pid = fork();
-	if (pid == 0) {
-		auth_cache_init(60);
-		_exit(auth_cache_wait_or_claim("hank", HASH, "pw-hank", 7) ? 1 : 0);
-	}
-	ck_assert_int_eq(child_exit(pid), 0);
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ck_assert(!auth_cache_wait_or_claim("hank", HASH, "pw-hank", 7));
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	ck_assert_int_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000,
-			 500);
-	board_down();
-}
-END_TEST
 
 static void fill(struct user *u, int64_t id, const char *name)
 {
@@ -402,17 +312,179 @@ static void fill(struct user *u, int64_t id, const char *name)
 	u->created = 99;
 }
 
+static int64_t now_s(void)
+{
+	return (int64_t)time(NULL);
+}
+
+START_TEST(test_credentials_verified_in_one_process_serve_all)
+{
+	board_up();
+	struct stat st;
+	struct user u, frank;
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	fill(&u, 7, "erin");
+	fill(&frank, 8, "frank");
+	ck_assert(!account_cache_credential_ok(&u, "pw-erin", 7, now_s()));
+	pid_t pid = fork();
+	if (pid == 0) {
+		account_cache_credential_put(&u, "pw-erin", 7, now_s());
+		_exit(0);
+	}
+	ck_assert_int_eq(child_exit(pid), 0);
+	uint64_t hits = change_board_counter(BOARD_CREDENTIAL_HITS);
+	ck_assert(account_cache_credential_ok(&u, "pw-erin", 7, now_s()));
+	ck_assert_uint_eq(change_board_counter(BOARD_CREDENTIAL_HITS), hits + 1);
+	ck_assert(!account_cache_credential_ok(&u, "pw-erin!", 8, now_s()));
+	ck_assert(!account_cache_credential_ok(&frank, "pw-erin", 7, now_s()));
+	/* A process with another key (no cache_secret) finds nothing. */
+	pid = fork();
+	if (pid == 0) {
+		cache_key_init(NULL);
+		_exit(account_cache_credential_ok(&u, "pw-erin", 7, now_s()) ? 1 : 0);
+	}
+	ck_assert_int_eq(child_exit(pid), 0);
+	user_free(&u);
+	user_free(&frank);
+	board_down();
+}
+END_TEST
+
+/* While one process runs the KDF for a password, another waits for its
+ * verdict instead of running it too. */
+START_TEST(test_one_verification_at_a_time)
+{
+	board_up();
+	struct user u;
+	struct kdf_claim claim;
+	fill(&u, 9, "gina");
+	int go[2];
+	ck_assert_int_eq(pipe(go), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* Nobody verifies it yet: the child will. */
+		if (kdf_gate_claim(&u, "pw-gina", 7, &claim) || !claim.held)
+			_exit(1);
+		if (write(go[1], "x", 1) != 1)
+			_exit(3);
+		sleep_ms(300); /* the KDF */
+		account_cache_credential_put(&u, "pw-gina", 7, now_s());
+		kdf_gate_unclaim(&claim);
+		/* A wrong password: claimed, then given up. */
+		if (kdf_gate_claim(&u, "wrong", 5, &claim) || !claim.held)
+			_exit(2);
+		if (write(go[1], "y", 1) != 1)
+			_exit(3);
+		sleep_ms(300);
+		kdf_gate_unclaim(&claim);
+		_exit(0);
+	}
+	char c;
+	ck_assert_int_eq(read(go[0], &c, 1), 1);
+	struct timespec t0, t1;
+	uint64_t waits = change_board_counter(BOARD_CREDENTIAL_WAITS);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert(kdf_gate_claim(&u, "pw-gina", 7, &claim));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert(!claim.held);
+	kdf_gate_unclaim(&claim);
+	ck_assert_int_ge((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000,
+			 200);
+	ck_assert_uint_eq(change_board_counter(BOARD_CREDENTIAL_WAITS), waits + 1);
+	/* The wrong one: after the child gives up, this process must verify. */
+	ck_assert_int_eq(read(go[0], &c, 1), 1);
+	ck_assert(!kdf_gate_claim(&u, "wrong", 5, &claim));
+	ck_assert(claim.held);
+	kdf_gate_unclaim(&claim);
+	ck_assert(!account_cache_credential_ok(&u, "wrong", 5, now_s()));
+	ck_assert_int_eq(child_exit(pid), 0);
+	close(go[0]);
+	close(go[1]);
+	user_free(&u);
+	board_down();
+}
+END_TEST
+
+/* A verifier that died is not waited for. */
+START_TEST(test_a_dead_verifier_does_not_block_for_long)
+{
+	board_up();
+	struct user u;
+	struct kdf_claim claim;
+	fill(&u, 10, "hank");
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(!kdf_gate_claim(&u, "pw-hank", 7, &claim) && claim.held ? 0 : 1);
+	ck_assert_int_eq(child_exit(pid), 0);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert(!kdf_gate_claim(&u, "pw-hank", 7, &claim));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert(claim.held);
+	kdf_gate_unclaim(&claim);
+	ck_assert_int_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000,
+			 500);
+	user_free(&u);
+	board_down();
+}
+END_TEST
+
+/* At most max_concurrent_kdf KDFs at once on the host; a slot of a dead
+ * process is taken over. */
+START_TEST(test_kdf_bound_is_host_wide)
+{
+	board_up(); /* a bound of 2 */
+	int go[2];
+	ck_assert_int_eq(pipe(go), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int slot = kdf_gate_enter();
+		if (slot < 0 || write(go[1], "x", 1) != 1)
+			_exit(1);
+		sleep_ms(1500); /* beyond KDF_WAIT_MS */
+		kdf_gate_leave(slot);
+		_exit(0);
+	}
+	char c;
+	ck_assert_int_eq(read(go[0], &c, 1), 1);
+	int mine = kdf_gate_enter();
+	ck_assert_int_ge(mine, 0);
+	ck_assert_int_eq(change_board_kdf_running(), 2);
+	uint64_t busy = change_board_counter(BOARD_KDF_BUSY);
+	ck_assert_int_eq(kdf_gate_enter(), -1); /* a third: refused */
+	ck_assert_uint_eq(change_board_counter(BOARD_KDF_BUSY), busy + 1);
+	ck_assert_int_eq(child_exit(pid), 0);
+	int again = kdf_gate_enter(); /* the child's slot is free again */
+	ck_assert_int_ge(again, 0);
+	kdf_gate_leave(again);
+	kdf_gate_leave(mine);
+	ck_assert_int_eq(change_board_kdf_running(), 0);
+	/* A process that died holding a slot does not hold it for ever. */
+	pid = fork();
+	if (pid == 0)
+		_exit(kdf_gate_enter() >= 0 && kdf_gate_enter() >= 0 ? 0 : 1);
+	ck_assert_int_eq(child_exit(pid), 0);
+	ck_assert_int_eq(change_board_kdf_running(), 2);
+	mine = kdf_gate_enter();
+	ck_assert_int_ge(mine, 0);
+	kdf_gate_leave(mine);
+	close(go[0]);
+	close(go[1]);
+	board_down();
+}
+END_TEST
+
 /* A row read by one process serves the others, until a bump in any. */
 START_TEST(test_a_row_kept_by_one_process_serves_all)
 {
 	board_up();
-	account_cache_init(30);
 	pid_t pid = fork();
 	if (pid == 0) {
 		struct user row;
 		struct account_probe probe;
-		account_cache_init(30);
 		fill(&row, 11, "ivy");
+		account_cache_credential_put(&row, "pw-ivy", 6, 500);
 		for (int i = 0; i < 2; i++) {
 			account_cache_probe("ivy", &probe);
 			account_cache_put(&probe, &row, 500);
@@ -422,11 +494,11 @@ START_TEST(test_a_row_kept_by_one_process_serves_all)
 	}
 	ck_assert_int_eq(child_exit(pid), 0);
 	struct user got;
-	ck_assert(account_cache_get("ivy", 501, &got));
+	ck_assert(account_cache_login("ivy", "pw-ivy", 6, 501, &got));
 	ck_assert_int_eq(got.id, 11);
 	ck_assert_str_eq(got.username, "ivy");
-	ck_assert_str_eq(got.password_hash, HASH);
-	ck_assert_str_eq(got.email, "ivy@example.org");
+	ck_assert_str_eq(got.password_hash, "");
+	ck_assert_ptr_null(got.email);
 	ck_assert_str_eq(got.alert, "{\"code\":\"soft-eol\"}");
 	ck_assert_ptr_null(got.node);
 	ck_assert_int_eq(got.quota_kb, -1);
@@ -439,7 +511,7 @@ START_TEST(test_a_row_kept_by_one_process_serves_all)
 		_exit(0);
 	}
 	ck_assert_int_eq(child_exit(pid), 0);
-	ck_assert(!account_cache_get("ivy", 501, &got));
+	ck_assert(!account_cache_login("ivy", "pw-ivy", 6, 501, &got));
 	board_down();
 }
 END_TEST
@@ -448,7 +520,6 @@ END_TEST
 START_TEST(test_an_oversized_row_is_not_kept)
 {
 	board_up();
-	account_cache_init(30);
 	struct user row, got;
 	struct account_probe probe;
 	fill(&row, 12, "jack");
@@ -456,13 +527,15 @@ START_TEST(test_an_oversized_row_is_not_kept)
 	row.alert = xmalloc(400);
 	memset(row.alert, 'a', 399);
 	row.alert[399] = '\0';
+	account_cache_credential_put(&row, "pw", 2, 500);
 	for (int i = 0; i < 2; i++) {
 		account_cache_probe("jack", &probe);
 		account_cache_put(&probe, &row, 500);
 	}
-	ck_assert(!account_cache_get("jack", 501, &got));
+	ck_assert(!account_cache_login("jack", "pw", 2, 501, &got));
 	account_cache_probe("jack", &probe);
 	ck_assert_int_eq(probe.user_id, 12); /* the name still leads to the id */
+	ck_assert(account_cache_credential_ok(&row, "pw", 2, 501));
 	user_free(&row);
 	board_down();
 }
@@ -472,28 +545,35 @@ START_TEST(test_collections_answers_are_shared)
 {
 	board_up();
 	static const char body[] = "{\"tabs\":1234567890.12}";
+	struct user u, other;
+	fill(&u, 21, "kim");
+	fill(&other, 22, "lou");
+	u.last_write = other.last_write = 777;
 	pid_t pid = fork();
 	if (pid == 0) {
-		struct stamp_answer a = { body, sizeof body - 1, 123456789012, 1 };
-		stamp_cache_put(21, 777, INT64_MAX, &a);
+		struct account_answer a = { body, sizeof body - 1, 123456789012, 1 };
+		account_cache_answer_put(&u, INT64_MAX, &a);
 		_exit(0);
 	}
 	ck_assert_int_eq(child_exit(pid), 0);
-	struct stamp_answer got;
+	struct account_answer got;
 	int64_t now = (int64_t)time(NULL) * 100;
-	ck_assert(stamp_cache_get(21, 777, now, &got));
+	ck_assert(account_cache_answer_get(&u, now, &got));
 	ck_assert_uint_eq(got.len, sizeof body - 1);
 	ck_assert_mem_eq(got.body, body, got.len);
 	ck_assert_int_eq(got.newest, 123456789012);
 	ck_assert_int_eq(got.rows, 1);
 	/* Another last_write (a write since), another account: no. */
-	ck_assert(!stamp_cache_get(21, 778, now, &got));
-	ck_assert(!stamp_cache_get(22, 777, now, &got));
+	u.last_write = 778;
+	ck_assert(!account_cache_answer_get(&u, now, &got));
+	ck_assert(!account_cache_answer_get(&other, now, &got));
 	/* An answer valid until a record expires is not used after. */
-	struct stamp_answer a = { body, sizeof body - 1, 1, 1 };
-	stamp_cache_put(23, 5, now + 50, &a);
-	ck_assert(stamp_cache_get(23, 5, now, &got));
-	ck_assert(!stamp_cache_get(23, 5, now + 50, &got));
+	struct account_answer a = { body, sizeof body - 1, 1, 1 };
+	account_cache_answer_put(&other, now + 50, &a);
+	ck_assert(account_cache_answer_get(&other, now, &got));
+	ck_assert(!account_cache_answer_get(&other, now + 50, &got));
+	user_free(&u);
+	user_free(&other);
 	board_down();
 }
 END_TEST
@@ -512,6 +592,7 @@ Suite *shared_table_suite(void)
 	tcase_add_test(tc, test_credentials_verified_in_one_process_serve_all);
 	tcase_add_test(tc, test_one_verification_at_a_time);
 	tcase_add_test(tc, test_a_dead_verifier_does_not_block_for_long);
+	tcase_add_test(tc, test_kdf_bound_is_host_wide);
 	tcase_add_test(tc, test_a_row_kept_by_one_process_serves_all);
 	tcase_add_test(tc, test_an_oversized_row_is_not_kept);
 	tcase_add_test(tc, test_collections_answers_are_shared);
