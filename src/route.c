@@ -250,10 +250,12 @@ static int take_path_fields(struct request *req, struct response *resp,
  * While history_days > 0, a write keeps the records it replaces or
  * deletes and is logged with the client's User-Agent (db_history.h).
  */
-static void history_open(const struct request *req, const struct user *user)
+static void history_open(struct request *req, const struct user *user)
 {
+	if (req->write == NULL)
+		req->write = xmalloc(sizeof *req->write);
 	if (req->cfg->history_days <= 0) {
-		db_history_cancel();
+		db_history_cancel(req->write);
 		return;
 	}
 	struct history_write w = {
@@ -264,7 +266,7 @@ static void history_open(const struct request *req, const struct user *user)
 		.agent = request_header(req, "User-Agent"),
 		.max_kb = req->cfg->history_max_kb,
 	};
-	db_history_begin(&w);
+	db_history_begin(req->write, &w);
 }
 
 /*
@@ -391,7 +393,7 @@ static int run_handler(struct request *req, struct response *resp,
 			enum db_status st = DB_OK;
 			bool committing = false;
 			if (status < 400 && (r->flags & WRITES) && req->user != NULL) {
-				st = db_history_finish();
+				st = db_history_finish(req->write);
 				if (st == DB_OK)
 					st = db_user_set_last_write(req->user->id,
 								    req->timestamp);
@@ -493,6 +495,5 @@ void route_dispatch(struct request *req, struct response *resp)
 		req->admin_secret_ok = login_check_admin_secret(req);
 	run_handler(req, resp, r);
 	db_rollback(); /* nothing may stay open between requests */
-	db_history_cancel();
 	gate_settle_logins(req);
 }
