@@ -143,6 +143,25 @@ static void make_batch(struct wbo *items, unsigned batch)
 	}
 }
 
+/*
+ * Where a POST's time goes, summed over this process's POSTs (µs), for
+ * DBCEILING_PHASES=1: the row lock's read (with its wait, when others
+ * write to the account), the records (keep + upsert), the write's log, the
+ * last_write update, the commit. docs/performance.md quotes them.
+ */
+enum phase { PHASE_LOCK, PHASE_RECORDS, PHASE_LOG, PHASE_LAST_WRITE, PHASE_COMMIT,
+	     PHASE__MAX };
+static const char *const phase_names[PHASE__MAX] = { "lock", "records", "log",
+						     "last_write", "commit" };
+static int64_t phase_us[PHASE__MAX], phase_mark;
+
+static void phase_end(enum phase p)
+{
+	int64_t t = now_us();
+	phase_us[p] += t - phase_mark;
+	phase_mark = t;
+}
+
 /* One POST in src/route.c's shape: lock, stamp, write, log, last_write, commit. */
 static void do_post(const char *name, unsigned batch)
 {
@@ -150,10 +169,12 @@ static void do_post(const char *name, unsigned batch)
 	struct write_context wc;
 	struct user u;
 	make_batch(items, batch);
+	phase_mark = now_us();
 	enum db_status st = db_begin();
 	if (st != DB_OK)
 		die("begin", st);
 	load_user(name, USER_LOCK_EXCLUSIVE, &u);
+	phase_end(PHASE_LOCK);
 	int64_t now = now_centiseconds(), floor = u.created * 100;
 	if (u.last_write > floor)
 		floor = u.last_write;
@@ -164,15 +185,29 @@ static void do_post(const char *name, unsigned batch)
 	if (cfg.history_days <= 0)
 		db_history_cancel(&wc);
 	st = db_storage_put(&wc, u.id, "history", items, BATCH, stamp);
+	phase_end(PHASE_RECORDS);
 	if (st == DB_OK)
 		st = db_history_finish(&wc);
+	phase_end(PHASE_LOG);
 	if (st == DB_OK)
 		st = db_user_set_last_write(u.id, stamp);
+	phase_end(PHASE_LAST_WRITE);
 	if (st == DB_OK)
 		st = db_commit();
+	phase_end(PHASE_COMMIT);
 	user_free(&u);
 	if (st != DB_OK)
 		die("post", st); /* a deadlock would be a finding: say so */
+}
+
+static void print_phases(int index, int64_t ops)
+{
+	if (getenv("DBCEILING_PHASES") == NULL || ops == 0)
+		return;
+	fprintf(stderr, "dbceiling process %d, µs per POST:", index);
+	for (int p = 0; p < PHASE__MAX; p++)
+		fprintf(stderr, " %s=%" PRId64, phase_names[p], phase_us[p] / ops);
+	fprintf(stderr, "\n");
 }
 
 /* ---- the loop ---------------------------------------------------------- */
@@ -247,6 +282,8 @@ static void worker(const struct job *j, int fd)
 		records += one_op(j, i, mine);
 		lat[ops++] = now_us() - t0;
 	}
+	if (post)
+		print_phases(j->index, ops);
 	write_all(fd, &ops, sizeof ops);
 	write_all(fd, &records, sizeof records);
 	write_all(fd, lat, (size_t)ops * sizeof *lat);
