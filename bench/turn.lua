@@ -1,13 +1,16 @@
 -- bench/turn.lua: the population "in turn" (bench/run turns). Thread k of
--- n takes the accounts k, k+n, k+2n, ... in order, one request each, then
--- starts over: one pass over BENCH_PREFIX0 .. BENCH_USERS-1 asks every
--- account once, as an hourly sync does. BENCH_OP=poll: GET
--- info/collections; BENCH_OP=upload: POST 100 new records to
--- storage/history (ids unique to BENCH_RUN and the pass). bench/run stops
--- wrk once the access log shows a pass answered (or its time is up).
+-- n takes the accounts k, k+n, k+2n, ... in order, one request each: one
+-- run asks every account BENCH_PREFIX0 .. BENCH_USERS-1 once, as hourly
+-- syncs do. A thread done with its share asks /bench-idle (outside the
+-- measured paths) every 10 s per connection until bench/run stops wrk, so
+-- that a fast thread never starts a second pass while a slow one finishes
+-- the first. BENCH_OP=poll: GET info/collections; BENCH_OP=upload: POST
+-- 100 new records to storage/history (ids unique to BENCH_RUN).
+-- BENCH_CYCLE=1 (the web ceiling's timed run): start over instead.
 local c = dofile(os.getenv("BENCH_DIR") .. "/common.lua")
 setup = c.setup
 local mine, base, sent, op, tag = {}, nil, 0, nil, nil
+local cycle = os.getenv("BENCH_CYCLE") == "1"
 
 function init(args)
 	local users = c.users()
@@ -18,14 +21,29 @@ function init(args)
 	tag = "n" .. c.env("BENCH_RUN", "0") .. "-"
 end
 
+function delay()
+	return (sent > #mine and not cycle) and 10000 or 0
+end
+
+-- wrk calls request() once on thread 0 to check the script before it runs:
+-- that call must not use up the thread's first account.
+local checked = false
+
 function request()
-	local u = mine[sent % #mine + 1]
-	local pass = math.floor(sent / #mine)
+	if not checked and (thread_index or 0) == 0 then
+		checked = true
+		return wrk.format("GET", "/bench-idle")
+	end
+	checked = true
 	sent = sent + 1
+	if sent > #mine and not cycle then
+		return wrk.format("GET", "/bench-idle")
+	end
+	local u = mine[(sent - 1) % #mine + 1]
 	if op == "upload" then
 		return wrk.format("POST", base .. u.name .. "/storage/history",
 			{ ["Authorization"] = u.auth, ["Content-Type"] = "text/plain" },
-			c.batch(tag .. pass .. "-", 0, 100))
+			c.batch(tag, sent * 100, 100))
 	end
 	return wrk.format("GET", base .. u.name .. "/info/collections",
 		{ ["Authorization"] = u.auth })
