@@ -1,8 +1,9 @@
 /*
- * db_storage.c - SQL for the wbo table. Near 670 lines because every
- * statement on records is built here, from the query's selection and the
- * write's columns, around one small statement builder (struct sql):
- * splitting reads from writes would split that builder's users.
+ * db_storage.c - SQL for the wbo table. Near 800 lines because every
+ * statement on records is here, in one table (storage_sql[], whole texts
+ * and the pieces built statements are joined from) and one small builder
+ * (struct sql) that joins them from the query's selection and the write's
+ * columns: splitting reads from writes would split that builder's users.
  */
 #include "db_storage.h"
 
