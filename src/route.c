@@ -253,7 +253,7 @@ static int take_path_fields(struct request *req, struct response *resp,
 static void history_open(struct request *req, const struct user *user)
 {
 	if (req->write == NULL)
-		req->write = xmalloc(sizeof *req->write);
+		req->write = xcalloc(1, sizeof *req->write);
 	if (req->cfg->history_days <= 0) {
 		db_history_cancel(req->write);
 		return;
