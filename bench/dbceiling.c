@@ -65,9 +65,9 @@ static void load_user(const char *name, enum user_lock lock, struct user *u)
 }
 
 /*
- * A poll in the server's steady state: the user row only. Each process
- * keeps the info/collections answer until the user writes (stamp_cache.h),
- * and the poll workload never writes, so the stamps query is not run.
+ * A poll whose account has no kept row: the user row only. The host keeps
+ * the info/collections answer until the user writes (stamp_cache.h), and
+ * the poll workload never writes, so the stamps query is not run.
  */
 static long do_poll(const char *name)
 {
