@@ -2,14 +2,18 @@
  * db_history.h - record history: the versions that writes replace or
  * delete, the log of those writes, and their bounds. No HTTP here.
  *
- * A write request (route.c) or weave-admin opens a history write inside
- * its transaction with db_history_begin(); db_storage.c calls
+ * A write's state travels in a struct write_context that its caller owns
+ * and passes down: a write request's lives in its struct request (route.c
+ * fills it once the account is locked), weave-admin's on its stack. Fill
+ * it with db_history_begin() inside the write's transaction and hand it
+ * to every db_storage_ write of that transaction; db_storage.c calls
  * db_history_keep() just before each statement that replaces or deletes
  * records, which copies the rows it is about to change into wbo_history;
  * db_history_finish(), just before the commit, logs the write (one
  * write_log row), adds its bytes to the account's figure and drops the
- * account's oldest writes beyond history_max_kb. Without an open history
- * write (history_days = 0, or a read) every call here returns at once.
+ * account's oldest writes beyond history_max_kb. A NULL context, or one
+ * closed by db_history_cancel() (history_days = 0), keeps nothing: every
+ * call here then returns at once.
  *
  * Each version belongs to the write_log row of the write that replaced
  * it: purge and the cap drop them together, so a write_log row means its
@@ -27,6 +31,7 @@
 
 #define HISTORY_AGENT_MAX 255
 
+/* What a caller says of its write when it opens the context. */
 struct history_write {
 	int64_t user_id;
 	int64_t stamp;          /* the write's timestamp (centiseconds) */
@@ -36,20 +41,33 @@ struct history_write {
 	int64_t max_kb;         /* history_max_kb; 0: no cap */
 };
 
-/* Open a history write (copies what it needs from w). */
-void db_history_begin(const struct history_write *w);
-/* Close it without logging: the write was rolled back. */
-void db_history_cancel(void);
-bool db_history_active(void);
+/* One write's context: the history_write, copied, and what the write's
+ * statements gathered for its log row. Plain data: free() it. */
+struct write_context {
+	bool keeps;   /* history is on for this write */
+	bool touched; /* a statement of it kept or wrote records */
+	int64_t user_id, stamp, previous, max_kb;
+	char collection[33]; /* "" for every collection */
+	char agent[HISTORY_AGENT_MAX + 1];
+	int64_t written, replaced, deleted, bytes;
+};
+
+/* Open wc for the write w describes (copies what it needs from w). */
+void db_history_begin(struct write_context *wc, const struct history_write *w);
+/* Close wc without logging (the write was rolled back, or keeps no
+ * history). wc may be NULL. */
+void db_history_cancel(struct write_context *wc);
+/* Whether wc keeps versions (false for NULL). */
+bool db_history_active(const struct write_context *wc);
 
 /*
  * Copy the unexpired wbo rows matching `where` (an SQL condition over
  * wbo's columns, e.g. "user_id = ? AND collection = ?", whose
  * placeholders params fill in order) into wbo_history, stamped with the
  * open write. deleting: the write deletes them, else it replaces them.
- * DB_OK at once when no history write is open.
+ * DB_OK at once when wc keeps nothing.
  */
-enum db_status db_history_keep(const char *where, const struct db_param *params,
+enum db_status db_history_keep(struct write_context *wc, const char *where, const struct db_param *params,
 			       size_t nparams, bool deleting);
 /*
  * The same for rows an upload is about to replace, in one statement that
@@ -59,16 +77,17 @@ enum db_status db_history_keep(const char *where, const struct db_param *params,
  * statement takes the place of that DELETE, so keeping costs an upload
  * no extra search of wbo.
  */
-enum db_status db_history_keep_replaced(const char *where,
+enum db_status db_history_keep_replaced(struct write_context *wc,
+					const char *where,
 					const struct db_param *params,
 					size_t nparams, bool *expired);
-/* The open write uploads n records (for the log). */
-void db_history_note_written(size_t n);
+/* The write uploads n records (for the log). */
+void db_history_note_written(struct write_context *wc, size_t n);
 /*
- * Log the open write and apply history_max_kb, then close it. Call in
- * the write's transaction, before the commit. DB_OK when none is open.
+ * Log the write and apply history_max_kb, then close wc. Call in the
+ * write's transaction, before the commit. DB_OK when wc keeps nothing.
  */
-enum db_status db_history_finish(void);
+enum db_status db_history_finish(struct write_context *wc);
 
 /* ---- weave-admin ------------------------------------------------------ */
 
@@ -139,9 +158,10 @@ enum db_status db_history_versions_after(int64_t user_id, const char *collection
 
 /*
  * Put the version of id replaced at `replaced` back as the current
- * record, stamped with the open write's timestamp; the row it replaces
- * is kept first (so a restore can itself be undone).
+ * record, stamped with wc's timestamp; the row it replaces is kept
+ * first (so a restore can itself be undone). wc must keep history.
  */
-enum db_status db_history_put_back(int64_t user_id, const char *collection,
-				   const char *id, size_t id_len, int64_t replaced);
+enum db_status db_history_put_back(struct write_context *wc, int64_t user_id,
+				   const char *collection, const char *id,
+				   size_t id_len, int64_t replaced);
 #endif

@@ -1,8 +1,9 @@
 /*
- * db_storage.c - SQL for the wbo table. Near 670 lines because every
- * statement on records is built here, from the query's selection and the
- * write's columns, around one small statement builder (struct sql):
- * splitting reads from writes would split that builder's users.
+ * db_storage.c - SQL for the wbo table. Near 800 lines because every
+ * statement on records is here, in one table (storage_sql[], whole texts
+ * and the pieces built statements are joined from) and one small builder
+ * (struct sql) that joins them from the query's selection and the write's
+ * columns: splitting reads from writes would split that builder's users.
  */
 #include "db_storage.h"
 
@@ -11,7 +12,6 @@
 
 #include "buf.h"
 #include "db_history.h"
-#include "sql_statements.h"
 #include "util.h"
 
 enum storage_stmt {
@@ -19,9 +19,51 @@ enum storage_stmt {
 	STORAGE_COLLECTION_COUNTS,
 	STORAGE_COLLECTION_BYTES,
 	STORAGE_TOTAL_BYTES,
+	STORAGE_GET,
+	STORAGE_LAST_MODIFIED_ALL,
+	STORAGE_LAST_MODIFIED,
+	/* The pieces that the builders below join into statements. */
+	STORAGE_SELECT_FULL,
+	STORAGE_SELECT_IDS,
+	STORAGE_SELECT_ID,
+	STORAGE_DELETE,
+	STORAGE_OF_USER,
+	STORAGE_IN_COLLECTION,
+	STORAGE_LIVE,
+	STORAGE_EXPIRED,
+	STORAGE_ONE_ID,
+	STORAGE_IDS_OPEN,
+	STORAGE_PARENTID,
+	STORAGE_PREDECESSORID,
+	STORAGE_NEWER,
+	STORAGE_OLDER,
+	STORAGE_INDEX_ABOVE,
+	STORAGE_INDEX_BELOW,
+	STORAGE_ORDER_ID,
+	STORAGE_ORDER_OLDEST,
+	STORAGE_ORDER_NEWEST,
+	STORAGE_ORDER_INDEX,
+	STORAGE_LIMIT,
+	STORAGE_INSERT,
+	STORAGE_COLUMN_PARENTID,
+	STORAGE_COLUMN_PREDECESSORID,
+	STORAGE_COLUMN_SORTINDEX,
+	STORAGE_COLUMN_PAYLOAD,
+	STORAGE_COLUMN_EXPIRES,
+	STORAGE_VALUES,
+	STORAGE_UPSERT,
+	STORAGE_BUMP_MODIFIED,
+	STORAGE_KEEP_MODIFIED,
+	STORAGE_UPDATE_PARENTID,
+	STORAGE_UPDATE_PREDECESSORID,
+	STORAGE_UPDATE_SORTINDEX,
+	STORAGE_UPDATE_PAYLOAD,
+	STORAGE_UPDATE_EXPIRES,
 	STORAGE_STMT__MAX
 };
 
+/* Every statement on records, whole or in the pieces a builder joins
+ * (bench/dbceiling.c runs them through the functions below). */
 static const char *const storage_sql[STORAGE_STMT__MAX] = {
 	/*
 	 * Newest live record per collection, in reads per collection rather
@@ -31,7 +73,7 @@ static const char *const storage_sql[STORAGE_STMT__MAX] = {
 	 * the expires condition read every record of the user: 1 M records
 	 * took 0.4 s (bench/run scale). The second subquery gives the
 	 * earliest expiry among each collection's newest records: the answer
-	 * holds until then (stamp_cache.h). Parameters: now, now, user_id.
+	 * holds until then (account_cache.h). Parameters: now, now, user_id.
 	 */
 	[STORAGE_COLLECTION_STAMPS] =
 		"SELECT c.collection, (SELECT w.modified FROM wbo w "
@@ -52,6 +94,66 @@ static const char *const storage_sql[STORAGE_STMT__MAX] = {
 	[STORAGE_TOTAL_BYTES] =
 		"SELECT CAST(COALESCE(SUM(payload_size), 0) AS SIGNED) FROM wbo "
 		"WHERE user_id = ? AND expires > ?",
+	[STORAGE_GET] =
+		"SELECT id, modified, parentid, predecessorid, sortindex, payload "
+		"FROM wbo WHERE user_id = ? AND collection = ? AND id = ? "
+		"AND expires > ?",
+	[STORAGE_LAST_MODIFIED_ALL] =
+		"SELECT COALESCE(MAX(modified), 0) FROM wbo "
+		"WHERE user_id = ? AND expires > ?",
+	[STORAGE_LAST_MODIFIED] =
+		"SELECT COALESCE(MAX(modified), 0) FROM wbo "
+		"WHERE user_id = ? AND collection = ? AND expires > ?",
+
+	/* Reads and deletes: a head, a WHERE made of the conditions below
+	 * (the first, STORAGE_OF_USER, has no leading AND), order, limit. */
+	[STORAGE_SELECT_FULL] =
+		"SELECT id, modified, parentid, predecessorid, sortindex, payload "
+		"FROM wbo WHERE ",
+	[STORAGE_SELECT_IDS] = "SELECT id, modified FROM wbo WHERE ",
+	[STORAGE_SELECT_ID] = "SELECT id FROM wbo WHERE ",
+	[STORAGE_DELETE] = "DELETE FROM wbo WHERE ",
+	[STORAGE_OF_USER] = "user_id = ?",
+	[STORAGE_IN_COLLECTION] = " AND collection = ?",
+	[STORAGE_LIVE] = " AND expires > ?",
+	[STORAGE_EXPIRED] = " AND expires <= ?",
+	[STORAGE_ONE_ID] = " AND id = ?",
+	/* then "?" and ",?" per id, then ")" */
+	[STORAGE_IDS_OPEN] = " AND id IN (",
+	[STORAGE_PARENTID] = " AND parentid = ?",
+	[STORAGE_PREDECESSORID] = " AND predecessorid = ?",
+	[STORAGE_NEWER] = " AND modified > ?",
+	[STORAGE_OLDER] = " AND modified < ?",
+	[STORAGE_INDEX_ABOVE] = " AND sortindex > ?",
+	[STORAGE_INDEX_BELOW] = " AND sortindex < ?",
+	/* ORDER BY with a tie-break on id, so limit/offset paging is stable. */
+	[STORAGE_ORDER_ID] = " ORDER BY id",
+	[STORAGE_ORDER_OLDEST] = " ORDER BY modified ASC, id ASC",
+	[STORAGE_ORDER_NEWEST] = " ORDER BY modified DESC, id ASC",
+	[STORAGE_ORDER_INDEX] = " ORDER BY sortindex DESC, id ASC",
+	[STORAGE_LIMIT] = " LIMIT ? OFFSET ?",
+
+	/*
+	 * The upsert of a POST or PUT: STORAGE_INSERT, the optional columns
+	 * the records carry, STORAGE_VALUES, one "(?,?,?,?...)" per record,
+	 * STORAGE_UPSERT, then the modified rule and the matching updates.
+	 */
+	[STORAGE_INSERT] = "INSERT INTO wbo (user_id, collection, id, modified",
+	[STORAGE_COLUMN_PARENTID] = ", parentid",
+	[STORAGE_COLUMN_PREDECESSORID] = ", predecessorid",
+	[STORAGE_COLUMN_SORTINDEX] = ", sortindex",
+	[STORAGE_COLUMN_PAYLOAD] = ", payload, payload_size",
+	[STORAGE_COLUMN_EXPIRES] = ", expires",
+	[STORAGE_VALUES] = ") VALUES ",
+	[STORAGE_UPSERT] = " ON DUPLICATE KEY UPDATE ",
+	[STORAGE_BUMP_MODIFIED] = "modified = VALUES(modified)",
+	[STORAGE_KEEP_MODIFIED] = "modified = modified",
+	[STORAGE_UPDATE_PARENTID] = ", parentid = VALUES(parentid)",
+	[STORAGE_UPDATE_PREDECESSORID] = ", predecessorid = VALUES(predecessorid)",
+	[STORAGE_UPDATE_SORTINDEX] = ", sortindex = VALUES(sortindex)",
+	[STORAGE_UPDATE_PAYLOAD] =
+		", payload = VALUES(payload), payload_size = VALUES(payload_size)",
+	[STORAGE_UPDATE_EXPIRES] = ", expires = VALUES(expires)",
 };
 
 struct collection_ctx {
@@ -138,13 +240,28 @@ enum db_status db_storage_total_bytes(int64_t user_id, int64_t now,
 
 /* ---- records ------------------------------------------------------------ */
 
-#define NEVER_EXPIRES INT64_MAX
 #define MAX_IN_CHUNK 512
+/*
+ * An upload's upsert takes at most this many records per statement, and
+ * pads their number up to a multiple of INSERT_ROUND with repeats of the
+ * last record (a repeated row of an upsert writes the same values again:
+ * harmless). One statement per 100-record batch instead of three (64, 32,
+ * 4): its round trips are made while the account's row lock is held, and
+ * they cap how many uploads one account takes per second
+ * (docs/performance.md). The rounding keeps the texts to a few.
+ */
+#define MAX_INSERT_ROWS 128
+#define INSERT_ROUND 8
+
+static const char *sql_of(enum storage_stmt which)
+{
+	return storage_sql[which];
+}
 
 /*
- * SQL built at run time from the fixed fragments below; client values
- * only ever go into params. Statement texts repeat (id lists are cut
- * into power-of-two chunks) so the prepared-statement cache works.
+ * SQL built at run time from the table's pieces; client values only ever
+ * go into params. Statement texts repeat (id lists are padded to powers
+ * of two) so the prepared-statement cache works.
  */
 struct sql {
 	struct buf text;
@@ -172,9 +289,15 @@ static void sql_reset(struct sql *s)
 	s->nparams = 0;
 }
 
-static void sql_add(struct sql *s, const char *fragment)
+static void sql_add(struct sql *s, enum storage_stmt piece)
 {
-	buf_puts(&s->text, fragment);
+	buf_puts(&s->text, sql_of(piece));
+}
+
+/* Punctuation between pieces: placeholders, commas, brackets. */
+static void sql_punct(struct sql *s, const char *text)
+{
+	buf_puts(&s->text, text);
 }
 
 static void sql_param(struct sql *s, struct db_param p)
@@ -184,6 +307,12 @@ static void sql_param(struct sql *s, struct db_param p)
 		s->params = xrealloc(s->params, s->cap * sizeof *s->params);
 	}
 	s->params[s->nparams++] = p;
+}
+
+static void sql_add_param(struct sql *s, enum storage_stmt piece, struct db_param p)
+{
+	sql_add(s, piece);
+	sql_param(s, p);
 }
 
 static enum db_status sql_run(struct sql *s, db_row_fn fn, void *ctx,
@@ -201,60 +330,80 @@ static size_t chunk_size(size_t n, size_t max)
 	return c;
 }
 
-static void add_id_list(struct sql *s, const char *const *ids,
-			const size_t *lens, size_t n)
+/* "user_id = ? AND collection = ?": the head of every WHERE on records. */
+static void add_collection(struct sql *s, int64_t user_id, const char *collection)
 {
-	sql_add(s, SQL_IDS_OPEN);
-	for (size_t i = 0; i < n; i++) {
-		sql_add(s, i ? ",?" : "?");
-		sql_param(s, DB_STR(ids[i], lens[i]));
+	sql_add_param(s, STORAGE_OF_USER, DB_INT(user_id));
+	sql_add_param(s, STORAGE_IN_COLLECTION, DB_CSTR(collection));
+}
+
+/*
+ * " AND id IN (...)" of n ids, padded to `padded` (>= n) with repeats of
+ * the last id, so that a few statement texts cover every list length.
+ */
+static void add_ids(struct sql *s, const char *const *ids, const size_t *lens,
+		    size_t n, size_t padded)
+{
+	sql_add(s, STORAGE_IDS_OPEN);
+	for (size_t i = 0; i < padded; i++) {
+		size_t k = i < n ? i : n - 1;
+		sql_punct(s, i ? ",?" : "?");
+		sql_param(s, DB_STR(ids[k], lens[k]));
 	}
-	sql_add(s, SQL_IDS_CLOSE);
+	sql_punct(s, ")");
+}
+
+/* The same for the ids of records an upload writes. */
+static void add_item_ids(struct sql *s, const struct wbo *items, size_t n,
+			 size_t padded)
+{
+	sql_add(s, STORAGE_IDS_OPEN);
+	for (size_t i = 0; i < padded; i++) {
+		const struct wbo *w = &items[i < n ? i : n - 1];
+		sql_punct(s, i ? ",?" : "?");
+		sql_param(s, DB_STR(w->id, w->id_len));
+	}
+	sql_punct(s, ")");
+}
+
+static size_t power_of_two_at_least(size_t n)
+{
+	size_t p = 1;
+	while (p < n)
+		p *= 2;
+	return p;
 }
 
 /* The WHERE conditions of q other than ids. */
 static void add_filters(struct sql *s, const struct wbo_query *q)
 {
-	if (q->parentid) {
-		sql_add(s, " AND parentid = ?");
-		sql_param(s, DB_STR(q->parentid, q->parentid_len));
-	}
-	if (q->predecessorid) {
-		sql_add(s, " AND predecessorid = ?");
-		sql_param(s, DB_STR(q->predecessorid, q->predecessorid_len));
-	}
-	if (q->has_newer) {
-		sql_add(s, SQL_NEWER);
-		sql_param(s, DB_INT(q->newer));
-	}
-	if (q->has_older) {
-		sql_add(s, " AND modified < ?");
-		sql_param(s, DB_INT(q->older));
-	}
-	if (q->has_index_above) {
-		sql_add(s, " AND sortindex > ?");
-		sql_param(s, DB_INT(q->index_above));
-	}
-	if (q->has_index_below) {
-		sql_add(s, " AND sortindex < ?");
-		sql_param(s, DB_INT(q->index_below));
-	}
+	if (q->parentid)
+		sql_add_param(s, STORAGE_PARENTID, DB_STR(q->parentid, q->parentid_len));
+	if (q->predecessorid)
+		sql_add_param(s, STORAGE_PREDECESSORID,
+			      DB_STR(q->predecessorid, q->predecessorid_len));
+	if (q->has_newer)
+		sql_add_param(s, STORAGE_NEWER, DB_INT(q->newer));
+	if (q->has_older)
+		sql_add_param(s, STORAGE_OLDER, DB_INT(q->older));
+	if (q->has_index_above)
+		sql_add_param(s, STORAGE_INDEX_ABOVE, DB_INT(q->index_above));
+	if (q->has_index_below)
+		sql_add_param(s, STORAGE_INDEX_BELOW, DB_INT(q->index_below));
 }
 
-/* ORDER BY with a tie-break on id, so limit/offset paging is stable. */
 static void add_order_and_limit(struct sql *s, const struct wbo_query *q)
 {
-	static const char *const order[SORT__MAX] = {
-		[SORT_NONE] = " ORDER BY id",
-		[SORT_OLDEST] = " ORDER BY modified ASC, id ASC",
-		[SORT_NEWEST] = " ORDER BY modified DESC, id ASC",
-		[SORT_INDEX] = SQL_ORDER_BY_INDEX,
+	static const enum storage_stmt order[SORT__MAX] = {
+		[SORT_NONE] = STORAGE_ORDER_ID,
+		[SORT_OLDEST] = STORAGE_ORDER_OLDEST,
+		[SORT_NEWEST] = STORAGE_ORDER_NEWEST,
+		[SORT_INDEX] = STORAGE_ORDER_INDEX,
 	};
 	if (q->sort != SORT_NONE || q->limit > 0 || q->offset > 0)
 		sql_add(s, order[q->sort]);
 	if (q->limit > 0 || q->offset > 0) {
-		sql_add(s, SQL_LIMIT);
-		sql_param(s, DB_INT(q->limit > 0 ? q->limit : INT64_MAX));
+		sql_add_param(s, STORAGE_LIMIT, DB_INT(q->limit > 0 ? q->limit : INT64_MAX));
 		sql_param(s, DB_INT(q->offset));
 	}
 }
@@ -292,45 +441,25 @@ static int record_row(void *ctx, const struct db_value *row, size_t ncols)
 	return r->fn(r->ctx, &w);
 }
 
-static void add_select_head(struct sql *s, bool full, int64_t user_id,
-			    const char *collection, int64_t now)
-{
-	sql_add(s, full ? SQL_WBO_SELECT_FULL : SQL_WBO_SELECT_IDS);
-	sql_add(s, SQL_WBO_WHERE);
-	sql_param(s, DB_INT(user_id));
-	sql_param(s, DB_CSTR(collection));
-	sql_param(s, DB_INT(now));
-}
-
 enum db_status db_storage_select(int64_t user_id, const char *collection,
 				 const struct wbo_query *q, int64_t now,
 				 db_record_fn fn, void *ctx)
 {
 	struct record_ctx r = { fn, ctx, q->full };
 	struct sql s;
-	enum db_status st = DB_OK;
 
 	if (q->has_ids && q->nids == 0)
 		return DB_OK; /* "ids=" selects nothing */
 	sql_init(&s);
-	add_select_head(&s, q->full, user_id, collection, now);
-	if (q->has_ids) {
-		/* Pad the list to a power of two with repeats of the last id,
-		 * so that a few statement texts cover every list length. */
-		size_t padded = 1;
-		while (padded < q->nids)
-			padded *= 2;
-		sql_add(&s, " AND id IN (");
-		for (size_t i = 0; i < padded; i++) {
-			size_t k = i < q->nids ? i : q->nids - 1;
-			sql_add(&s, i ? ",?" : "?");
-			sql_param(&s, DB_STR(q->ids[k], q->id_lens[k]));
-		}
-		sql_add(&s, ")");
-	}
+	sql_add(&s, q->full ? STORAGE_SELECT_FULL : STORAGE_SELECT_IDS);
+	add_collection(&s, user_id, collection);
+	sql_add_param(&s, STORAGE_LIVE, DB_INT(now));
+	if (q->has_ids)
+		add_ids(&s, (const char *const *)q->ids, q->id_lens, q->nids,
+			power_of_two_at_least(q->nids));
 	add_filters(&s, q);
 	add_order_and_limit(&s, q);
-	st = sql_run(&s, record_row, &r, NULL);
+	enum db_status st = sql_run(&s, record_row, &r, NULL);
 	sql_free(&s);
 	return st;
 }
@@ -354,11 +483,7 @@ enum db_status db_storage_get(int64_t user_id, const char *collection,
 	struct found_ctx f = { { fn, ctx, true }, false };
 	struct db_param p[] = { DB_INT(user_id), DB_CSTR(collection), DB_CSTR(id),
 				DB_INT(now) };
-	enum db_status st = db_run(
-		"SELECT id, modified, parentid, predecessorid, sortindex, payload "
-		"FROM wbo WHERE user_id = ? AND collection = ? AND id = ? "
-		"AND expires > ?",
-		p, 4, found_row, &f, NULL);
+	enum db_status st = db_run(sql_of(STORAGE_GET), p, 4, found_row, &f, NULL);
 	if (st == DB_OK && !f.found)
 		return DB_NOT_FOUND;
 	return st;
@@ -370,97 +495,84 @@ enum db_status db_storage_last_modified(int64_t user_id, const char *collection,
 	*modified = 0;
 	if (collection == NULL) {
 		struct db_param p[] = { DB_INT(user_id), DB_INT(now) };
-		return db_run("SELECT COALESCE(MAX(modified), 0) FROM wbo "
-			      "WHERE user_id = ? AND expires > ?",
-			      p, 2, total_row, modified, NULL);
+		return db_run(sql_of(STORAGE_LAST_MODIFIED_ALL), p, 2, total_row,
+			      modified, NULL);
 	}
 	struct db_param p[] = { DB_INT(user_id), DB_CSTR(collection), DB_INT(now) };
-	return db_run("SELECT COALESCE(MAX(modified), 0) FROM wbo "
-		      "WHERE user_id = ? AND collection = ? AND expires > ?",
-		      p, 3, total_row, modified, NULL);
+	return db_run(sql_of(STORAGE_LAST_MODIFIED), p, 3, total_row, modified, NULL);
 }
 
-/* Columns a shape writes, in statement order. */
+/* The columns a shape writes, each with its update, in statement order. */
+static const struct {
+	unsigned field;
+	enum storage_stmt column, update;
+} optional_columns[] = {
+	{ WBO_FIELD_PARENTID, STORAGE_COLUMN_PARENTID, STORAGE_UPDATE_PARENTID },
+	{ WBO_FIELD_PREDECESSORID, STORAGE_COLUMN_PREDECESSORID,
+	  STORAGE_UPDATE_PREDECESSORID },
+	{ WBO_FIELD_SORTINDEX, STORAGE_COLUMN_SORTINDEX, STORAGE_UPDATE_SORTINDEX },
+	{ WBO_FIELD_PAYLOAD, STORAGE_COLUMN_PAYLOAD, STORAGE_UPDATE_PAYLOAD },
+	{ WBO_FIELD_TTL, STORAGE_COLUMN_EXPIRES, STORAGE_UPDATE_EXPIRES },
+};
+#define NOPTIONAL (sizeof optional_columns / sizeof optional_columns[0])
+
+/* One record's "(?,?,?,?...)" in the columns of shape. */
+static void add_row(struct sql *s, unsigned shape, const struct wbo *w,
+		    int64_t user_id, const char *collection, int64_t stamp)
+{
+	sql_punct(s, "(?,?,?,?");
+	sql_param(s, DB_INT(user_id));
+	sql_param(s, DB_CSTR(collection));
+	sql_param(s, DB_STR(w->id, w->id_len));
+	sql_param(s, DB_INT(stamp));
+	if (shape & WBO_FIELD_PARENTID) {
+		sql_punct(s, ",?");
+		sql_param(s, DB_STR(w->parentid, w->parentid_len));
+	}
+	if (shape & WBO_FIELD_PREDECESSORID) {
+		sql_punct(s, ",?");
+		sql_param(s, DB_STR(w->predecessorid, w->predecessorid_len));
+	}
+	if (shape & WBO_FIELD_SORTINDEX) {
+		sql_punct(s, ",?");
+		sql_param(s, DB_INT(w->sortindex));
+	}
+	if (shape & WBO_FIELD_PAYLOAD) {
+		sql_punct(s, ",?,?");
+		sql_param(s, DB_STR(w->payload, w->payload_len));
+		sql_param(s, DB_INT(w->payload_len));
+	}
+	if (shape & WBO_FIELD_TTL) {
+		sql_punct(s, ",?");
+		sql_param(s, DB_INT(stamp + w->ttl * 100));
+	}
+	sql_punct(s, ")");
+}
+
+/* The upsert of n records of one shape, as `rows` rows (n <= rows: the
+ * last record repeated). */
 static void add_insert(struct sql *s, unsigned shape, const struct wbo *items,
-		       size_t n, int64_t user_id, const char *collection,
-		       int64_t stamp)
+		       size_t n, size_t rows, int64_t user_id,
+		       const char *collection, int64_t stamp)
 {
 	/* Only content moves modified: predecessorid, sortindex and ttl
 	 * order or expire a record (PHP weave_storage.php update_object). */
 	bool bump = (shape & (WBO_FIELD_PAYLOAD | WBO_FIELD_PARENTID)) != 0;
-	sql_add(s, SQL_WBO_INSERT);
-	if (shape & WBO_FIELD_PARENTID)
-		sql_add(s, ", parentid");
-	if (shape & WBO_FIELD_PREDECESSORID)
-		sql_add(s, ", predecessorid");
-	if (shape & WBO_FIELD_SORTINDEX)
-		sql_add(s, SQL_COLUMN_SORTINDEX);
-	if (shape & WBO_FIELD_PAYLOAD)
-		sql_add(s, SQL_COLUMN_PAYLOAD);
-	if (shape & WBO_FIELD_TTL)
-		sql_add(s, ", expires");
-	sql_add(s, SQL_WBO_VALUES);
-	for (size_t i = 0; i < n; i++) {
-		const struct wbo *w = &items[i];
-		sql_add(s, i ? ",(?,?,?,?" : "(?,?,?,?");
-		sql_param(s, DB_INT(user_id));
-		sql_param(s, DB_CSTR(collection));
-		sql_param(s, DB_STR(w->id, w->id_len));
-		sql_param(s, DB_INT(stamp));
-		if (shape & WBO_FIELD_PARENTID) {
-			sql_add(s, ",?");
-			sql_param(s, DB_STR(w->parentid, w->parentid_len));
-		}
-		if (shape & WBO_FIELD_PREDECESSORID) {
-			sql_add(s, ",?");
-			sql_param(s, DB_STR(w->predecessorid, w->predecessorid_len));
-		}
-		if (shape & WBO_FIELD_SORTINDEX) {
-			sql_add(s, ",?");
-			sql_param(s, DB_INT(w->sortindex));
-		}
-		if (shape & WBO_FIELD_PAYLOAD) {
-			sql_add(s, ",?,?");
-			sql_param(s, DB_STR(w->payload, w->payload_len));
-			sql_param(s, DB_INT(w->payload_len));
-		}
-		if (shape & WBO_FIELD_TTL) {
-			sql_add(s, ",?");
-			sql_param(s, DB_INT(stamp + w->ttl * 100));
-		}
-		sql_add(s, ")");
+	sql_add(s, STORAGE_INSERT);
+	for (size_t c = 0; c < NOPTIONAL; c++)
+		if (shape & optional_columns[c].field)
+			sql_add(s, optional_columns[c].column);
+	sql_add(s, STORAGE_VALUES);
+	for (size_t i = 0; i < rows; i++) {
+		if (i > 0)
+			sql_punct(s, ",");
+		add_row(s, shape, &items[i < n ? i : n - 1], user_id, collection, stamp);
 	}
-	sql_add(s, SQL_WBO_UPSERT);
-	sql_add(s, bump ? SQL_UPDATE_MODIFIED : "modified = modified");
-	if (shape & WBO_FIELD_PARENTID)
-		sql_add(s, ", parentid = VALUES(parentid)");
-	if (shape & WBO_FIELD_PREDECESSORID)
-		sql_add(s, ", predecessorid = VALUES(predecessorid)");
-	if (shape & WBO_FIELD_SORTINDEX)
-		sql_add(s, SQL_UPDATE_SORTINDEX);
-	if (shape & WBO_FIELD_PAYLOAD)
-		sql_add(s, SQL_UPDATE_PAYLOAD);
-	if (shape & WBO_FIELD_TTL)
-		sql_add(s, ", expires = VALUES(expires)");
-}
-
-/*
- * Ids of items as an IN list's placeholders, padded to a power of two
- * with repeats of the last id: the statements below run on every upload,
- * and the padding keeps them to a few prepared texts, one statement per
- * MAX_IN_CHUNK ids (as in db_storage_select).
- */
-static void add_padded_ids(struct sql *s, const struct wbo *items, size_t n)
-{
-	size_t padded = 1;
-	while (padded < n)
-		padded *= 2;
-	for (size_t i = 0; i < padded; i++) {
-		const struct wbo *w = &items[i < n ? i : n - 1];
-		sql_add(s, i ? ",?" : "?");
-		sql_param(s, DB_STR(w->id, w->id_len));
-	}
-	sql_add(s, SQL_IDS_CLOSE);
+	sql_add(s, STORAGE_UPSERT);
+	sql_add(s, bump ? STORAGE_BUMP_MODIFIED : STORAGE_KEEP_MODIFIED);
+	for (size_t c = 0; c < NOPTIONAL; c++)
+		if (shape & optional_columns[c].field)
+			sql_add(s, optional_columns[c].update);
 }
 
 /*
@@ -468,37 +580,34 @@ static void add_padded_ids(struct sql *s, const struct wbo *items, size_t n)
  * deleted, since the upload must not update them in place. While record
  * history is on, the rows it replaces are kept first, by a statement
  * that also finds the expired ones, so that the DELETE runs only when
- * there are some and keeping costs no extra search of wbo.
+ * there are some and keeping costs no extra search of wbo. The id lists
+ * are padded to a power of two (one statement per MAX_IN_CHUNK ids).
  */
-static enum db_status prepare_upload(struct sql *s, int64_t user_id,
-				     const char *collection,
+static enum db_status prepare_upload(struct write_context *wc, struct sql *s,
+				     int64_t user_id, const char *collection,
 				     const struct wbo *items, size_t n,
 				     int64_t now)
 {
 	enum db_status st = DB_OK;
-	bool history = db_history_active();
-	if (history)
-		db_history_note_written(n);
+	bool history = db_history_active(wc);
+	db_history_note_written(wc, n);
 	for (size_t done = 0; done < n && st == DB_OK;) {
 		size_t c = n - done < MAX_IN_CHUNK ? n - done : MAX_IN_CHUNK;
+		size_t padded = power_of_two_at_least(c);
 		bool expired = true;
 		if (history) {
 			sql_reset(s);
-			sql_add(s, SQL_KEEP_BY_IDS);
-			sql_param(s, DB_INT(user_id));
-			sql_param(s, DB_CSTR(collection));
-			add_padded_ids(s, items + done, c);
-			st = db_history_keep_replaced(s->text.data, s->params,
+			add_collection(s, user_id, collection);
+			add_item_ids(s, items + done, c, padded);
+			st = db_history_keep_replaced(wc, s->text.data, s->params,
 						      s->nparams, &expired);
 		}
 		if (st == DB_OK && expired) {
 			sql_reset(s);
-			sql_add(s, SQL_WBO_DROP_EXPIRED);
-			sql_param(s, DB_INT(user_id));
-			sql_param(s, DB_CSTR(collection));
-			sql_param(s, DB_INT(now));
-			sql_add(s, SQL_IDS_OPEN);
-			add_padded_ids(s, items + done, c);
+			sql_add(s, STORAGE_DELETE);
+			add_collection(s, user_id, collection);
+			sql_add_param(s, STORAGE_EXPIRED, DB_INT(now));
+			add_item_ids(s, items + done, c, padded);
 			st = sql_run(s, NULL, NULL, NULL);
 		}
 		done += c;
@@ -506,19 +615,27 @@ static enum db_status prepare_upload(struct sql *s, int64_t user_id,
 	return st;
 }
 
-/*
- * Record history: keep the rows that the DELETE in s (its text starts
- * "DELETE FROM wbo WHERE ") is about to remove. Nothing when off.
- */
-static enum db_status keep_deleted(const struct sql *s)
+/* count records of one shape, in upserts of at most MAX_INSERT_ROWS. */
+static enum db_status upsert_group(struct sql *s, unsigned shape,
+				   const struct wbo *group, size_t count,
+				   int64_t user_id, const char *collection,
+				   int64_t stamp)
 {
-	static const char head[] = "DELETE FROM wbo WHERE ";
-	return db_history_keep(s->text.data + sizeof head - 1, s->params,
-			       s->nparams, true);
+	enum db_status st = DB_OK;
+	for (size_t at = 0; at < count && st == DB_OK;) {
+		size_t c = count - at < MAX_INSERT_ROWS ? count - at : MAX_INSERT_ROWS;
+		size_t rows = (c + INSERT_ROUND - 1) / INSERT_ROUND * INSERT_ROUND;
+		sql_reset(s);
+		add_insert(s, shape, group + at, c, rows, user_id, collection, stamp);
+		st = sql_run(s, NULL, NULL, NULL);
+		at += c;
+	}
+	return st;
 }
 
-enum db_status db_storage_put(int64_t user_id, const char *collection,
-			      const struct wbo *items, size_t n, int64_t stamp)
+enum db_status db_storage_put(struct write_context *wc, int64_t user_id,
+			      const char *collection, const struct wbo *items,
+			      size_t n, int64_t stamp)
 {
 	struct sql s;
 	enum db_status st;
@@ -526,7 +643,7 @@ enum db_status db_storage_put(int64_t user_id, const char *collection,
 	struct wbo *group = xcalloc(n ? n : 1, sizeof *group);
 
 	sql_init(&s);
-	st = prepare_upload(&s, user_id, collection, items, n, stamp);
+	st = prepare_upload(wc, &s, user_id, collection, items, n, stamp);
 	/* One multi-row statement per shape (set of present fields). */
 	for (size_t first = 0; first < n && st == DB_OK; first++) {
 		if (done[first])
@@ -539,13 +656,7 @@ enum db_status db_storage_put(int64_t user_id, const char *collection,
 				done[i] = true;
 			}
 		}
-		for (size_t at = 0; at < count && st == DB_OK;) {
-			size_t c = chunk_size(count - at, 64);
-			sql_reset(&s);
-			add_insert(&s, shape, group + at, c, user_id, collection, stamp);
-			st = sql_run(&s, NULL, NULL, NULL);
-			at += c;
-		}
+		st = upsert_group(&s, shape, group, count, user_id, collection, stamp);
 	}
 	sql_free(&s);
 	free(group);
@@ -574,8 +685,32 @@ static int collect_id(void *ctx, const struct db_value *row, size_t ncols)
 	return 0;
 }
 
-static enum db_status delete_by_ids(struct sql *s, int64_t user_id,
-				    const char *collection,
+/*
+ * Delete the rows that `where` (conditions only, parameters bound) selects,
+ * keeping them in the history first when wc keeps it: both statements take
+ * the same WHERE, so what is kept is what is deleted.
+ */
+static enum db_status delete_where(struct write_context *wc, const struct sql *where,
+				   uint64_t *deleted)
+{
+	enum db_status st = db_history_keep(wc, where->text.data, where->params,
+					    where->nparams, true);
+	if (st != DB_OK)
+		return st;
+	struct buf text;
+	buf_init(&text, 1024 * 1024);
+	buf_puts(&text, sql_of(STORAGE_DELETE));
+	buf_puts(&text, where->text.data);
+	uint64_t affected = 0;
+	st = db_run(text.data, where->params, where->nparams, NULL, NULL, &affected);
+	buf_free(&text);
+	if (deleted != NULL)
+		*deleted += affected;
+	return st;
+}
+
+static enum db_status delete_by_ids(struct write_context *wc, struct sql *s,
+				    int64_t user_id, const char *collection,
 				    const char *const *ids, const size_t *lens,
 				    size_t n, const struct wbo_query *filters,
 				    uint64_t *deleted)
@@ -583,26 +718,47 @@ static enum db_status delete_by_ids(struct sql *s, int64_t user_id,
 	enum db_status st = DB_OK;
 	for (size_t done = 0; done < n && st == DB_OK;) {
 		size_t c = chunk_size(n - done, MAX_IN_CHUNK);
-		uint64_t affected = 0;
 		sql_reset(s);
-		sql_add(s, "DELETE FROM wbo WHERE user_id = ? AND collection = ?");
-		sql_param(s, DB_INT(user_id));
-		sql_param(s, DB_CSTR(collection));
-		add_id_list(s, ids + done, lens + done, c);
+		add_collection(s, user_id, collection);
+		add_ids(s, ids + done, lens + done, c, c);
 		if (filters != NULL)
 			add_filters(s, filters);
-		st = keep_deleted(s);
-		if (st == DB_OK)
-			st = sql_run(s, NULL, NULL, &affected);
-		*deleted += affected;
+		st = delete_where(wc, s, deleted);
 		done += c;
 	}
 	return st;
 }
 
-enum db_status db_storage_delete(int64_t user_id, const char *collection,
-				 const struct wbo_query *q, int64_t now,
-				 uint64_t *deleted)
+/* MariaDB has no DELETE ... OFFSET: select the ids, then delete them. */
+static enum db_status delete_in_order(struct write_context *wc, struct sql *s,
+				      int64_t user_id, const char *collection,
+				      const struct wbo_query *q, int64_t now,
+				      uint64_t *deleted)
+{
+	struct id_list l = { NULL, NULL, 0, 0 };
+	struct wbo_query ids_only = *q;
+	ids_only.full = false;
+	sql_add(s, STORAGE_SELECT_ID);
+	add_collection(s, user_id, collection);
+	sql_add_param(s, STORAGE_LIVE, DB_INT(now));
+	if (q->has_ids)
+		add_ids(s, (const char *const *)q->ids, q->id_lens, q->nids, q->nids);
+	add_filters(s, q);
+	add_order_and_limit(s, &ids_only);
+	enum db_status st = sql_run(s, collect_id, &l, NULL);
+	if (st == DB_OK)
+		st = delete_by_ids(wc, s, user_id, collection, (const char *const *)l.ids,
+				   l.lens, l.n, NULL, deleted);
+	for (size_t i = 0; i < l.n; i++)
+		free(l.ids[i]);
+	free(l.ids);
+	free(l.lens);
+	return st;
+}
+
+enum db_status db_storage_delete(struct write_context *wc, int64_t user_id,
+				 const char *collection, const struct wbo_query *q,
+				 int64_t now, uint64_t *deleted)
 {
 	struct sql s;
 	enum db_status st;
@@ -612,61 +768,38 @@ enum db_status db_storage_delete(int64_t user_id, const char *collection,
 		return DB_OK;
 	sql_init(&s);
 	if (q->limit > 0 || q->offset > 0 || q->sort != SORT_NONE) {
-		/* MariaDB has no DELETE ... OFFSET: select the ids, then delete them. */
-		struct id_list l = { NULL, NULL, 0, 0 };
-		struct wbo_query ids_only = *q;
-		ids_only.full = false;
-		sql_add(&s, "SELECT id FROM wbo WHERE user_id = ? AND collection = ? "
-			    "AND expires > ?");
-		sql_param(&s, DB_INT(user_id));
-		sql_param(&s, DB_CSTR(collection));
-		sql_param(&s, DB_INT(now));
-		if (q->has_ids)
-			add_id_list(&s, q->ids, q->id_lens, q->nids);
-		add_filters(&s, q);
-		add_order_and_limit(&s, &ids_only);
-		st = sql_run(&s, collect_id, &l, NULL);
-		if (st == DB_OK)
-			st = delete_by_ids(&s, user_id, collection,
-					   (const char *const *)l.ids, l.lens, l.n,
-					   NULL, deleted);
-		for (size_t i = 0; i < l.n; i++)
-			free(l.ids[i]);
-		free(l.ids);
-		free(l.lens);
+		st = delete_in_order(wc, &s, user_id, collection, q, now, deleted);
 	} else if (q->has_ids) {
-		st = delete_by_ids(&s, user_id, collection, q->ids, q->id_lens,
-				   q->nids, q, deleted);
+		st = delete_by_ids(wc, &s, user_id, collection,
+				   (const char *const *)q->ids, q->id_lens, q->nids, q,
+				   deleted);
 	} else {
-		sql_add(&s, "DELETE FROM wbo WHERE user_id = ? AND collection = ?");
-		sql_param(&s, DB_INT(user_id));
-		sql_param(&s, DB_CSTR(collection));
+		add_collection(&s, user_id, collection);
 		add_filters(&s, q);
-		st = keep_deleted(&s);
-		if (st == DB_OK)
-			st = sql_run(&s, NULL, NULL, deleted);
+		st = delete_where(wc, &s, deleted);
 	}
 	sql_free(&s);
 	return st;
 }
 
-enum db_status db_storage_delete_one(int64_t user_id, const char *collection,
-				     const char *id)
+enum db_status db_storage_delete_one(struct write_context *wc, int64_t user_id,
+				     const char *collection, const char *id)
 {
-	struct db_param p[] = { DB_INT(user_id), DB_CSTR(collection), DB_CSTR(id) };
-	enum db_status st = db_history_keep("user_id = ? AND collection = ? AND id = ?",
-					    p, 3, true);
-	if (st != DB_OK)
-		return st;
-	return db_run("DELETE FROM wbo WHERE user_id = ? AND collection = ? AND id = ?",
-		      p, 3, NULL, NULL, NULL);
+	struct sql s;
+	sql_init(&s);
+	add_collection(&s, user_id, collection);
+	sql_add_param(&s, STORAGE_ONE_ID, DB_CSTR(id));
+	enum db_status st = delete_where(wc, &s, NULL);
+	sql_free(&s);
+	return st;
 }
 
-enum db_status db_storage_delete_all(int64_t user_id)
+enum db_status db_storage_delete_all(struct write_context *wc, int64_t user_id)
 {
-	struct db_param p[] = { DB_INT(user_id) };
-	enum db_status st = db_history_keep("user_id = ?", p, 1, true);
-	if (st != DB_OK)
-		return st;
-	return db_run("DELETE FROM wbo WHERE user_id = ?", p, 1, NULL, NULL, NULL);
+	struct sql s;
+	sql_init(&s);
+	sql_add_param(&s, STORAGE_OF_USER, DB_INT(user_id));
+	enum db_status st = delete_where(wc, &s, NULL);
+	sql_free(&s);
+	return st;
 }

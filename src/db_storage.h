@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "db.h"
+#include "db_history.h"
 
 /* One row per collection of the user: name, and an integer (max modified,
  * count or bytes, depending on the call). */
@@ -63,17 +64,22 @@ enum db_status db_storage_last_modified(int64_t user_id, const char *collection,
  * present (a sortindex- or ttl-only update keeps it, as PHP did).
  * Expired records with the same ids are replaced, not revived.
  * `items` must not repeat an id.
+ *
+ * Writes take the write's context (db_history.h): the rows they replace
+ * or delete are kept in the record history when wc keeps it; NULL keeps
+ * nothing.
  */
-enum db_status db_storage_put(int64_t user_id, const char *collection,
-			      const struct wbo *items, size_t n, int64_t stamp);
+enum db_status db_storage_put(struct write_context *wc, int64_t user_id,
+			      const char *collection, const struct wbo *items,
+			      size_t n, int64_t stamp);
 
 /* Delete the records matching q (all of the collection when q selects nothing). */
-enum db_status db_storage_delete(int64_t user_id, const char *collection,
-				 const struct wbo_query *q, int64_t now,
-				 uint64_t *deleted);
+enum db_status db_storage_delete(struct write_context *wc, int64_t user_id,
+				 const char *collection, const struct wbo_query *q,
+				 int64_t now, uint64_t *deleted);
 
-enum db_status db_storage_delete_one(int64_t user_id, const char *collection,
-				     const char *id);
+enum db_status db_storage_delete_one(struct write_context *wc, int64_t user_id,
+				     const char *collection, const char *id);
 
-enum db_status db_storage_delete_all(int64_t user_id);
+enum db_status db_storage_delete_all(struct write_context *wc, int64_t user_id);
 #endif

@@ -8,7 +8,6 @@
 #include "buf.h"
 #include "change_board.h"
 #include "db_history.h"
-#include "sql_statements.h"
 #include "db_throttle.h"
 #include "util.h"
 
@@ -39,6 +38,26 @@ enum user_stmt {
 	"SELECT id, username, password_hash, email, status, quota_kb, node, " \
 	"alert, last_write, created FROM users WHERE username = ?"
 
+/*
+ * The login's read: the user row (NULLs for an unknown name, thanks to
+ * the one-row derived table) and the login's throttle rows: the lock ends
+ * of the account's daily count, of the address and of the pair, and the
+ * end of the pair's "known" mark. The row lock covers the users row only;
+ * subqueries read without locking. Parameters: kind, subject, now (four
+ * times), then the name.
+ */
+#define THROTTLE_COLUMN(what) \
+	"(SELECT t." what " FROM throttle t WHERE t.kind = ? AND " \
+	"t.subject = ? AND t.expires > ?)"
+#define USER_LOGIN_READ \
+	"SELECT u.id, u.username, u.password_hash, u.email, u.status, " \
+	"u.quota_kb, u.node, u.alert, u.last_write, u.created, " \
+	THROTTLE_COLUMN("locked_until") ", " \
+	THROTTLE_COLUMN("locked_until") ", " \
+	THROTTLE_COLUMN("locked_until") ", " \
+	THROTTLE_COLUMN("expires") \
+	" FROM (SELECT 1) AS one LEFT JOIN users u ON u.username = ?"
+
 static const char *const user_sql[USER_STMT__MAX] = {
 	[USER_GET] = USER_COLUMNS,
 	[USER_GET_SHARED] = USER_COLUMNS " LOCK IN SHARE MODE",
@@ -49,7 +68,7 @@ static const char *const user_sql[USER_STMT__MAX] = {
 	[USER_DELETE_RECORDS] = "DELETE FROM wbo WHERE user_id = ?",
 	[USER_DELETE] = "DELETE FROM users WHERE id = ?",
 	[USER_SET_PASSWORD] = "UPDATE users SET password_hash = ? WHERE id = ?",
-	[USER_SET_LAST_WRITE] = SQL_USER_SET_LAST_WRITE,
+	[USER_SET_LAST_WRITE] = "UPDATE users SET last_write = ? WHERE id = ?",
 	[USER_SET_EMAIL] = "UPDATE users SET email = ? WHERE id = ?",
 	[RESET_STORE] = "REPLACE INTO reset_codes (user_id, code_hash, expires) "
 			"VALUES (?, ?, ?)",
@@ -62,10 +81,11 @@ static const char *const user_sql[USER_STMT__MAX] = {
 				"VALUES (?, ?)",
 	[REGISTRATION_FORGET] = "DELETE FROM registration_log WHERE created < ? "
 				"LIMIT 1000",
-	/* The login's statements (sql_statements.h: bench/dbceiling.c runs them). */
-	[USER_LOGIN] = SQL_USER_LOGIN,
-	[USER_LOGIN_SHARED] = SQL_USER_LOGIN SQL_SHARE_LOCK,
-	[USER_LOGIN_EXCLUSIVE] = SQL_USER_LOGIN SQL_EXCLUSIVE_LOCK,
+	/* The login's statements (bench/dbceiling.c runs them through
+	 * db_user_get_login()). */
+	[USER_LOGIN] = USER_LOGIN_READ,
+	[USER_LOGIN_SHARED] = USER_LOGIN_READ " LOCK IN SHARE MODE",
+	[USER_LOGIN_EXCLUSIVE] = USER_LOGIN_READ " FOR UPDATE",
 };
 
 static char *dup_value(const struct db_value *v)

@@ -27,6 +27,8 @@ void request_free(struct request *req)
 		free(req->params[i].value);
 	}
 	free(req->body);
+	free(req->write);
+	req->write = NULL;
 	req->nsegments = 0;
 	req->nparams = 0;
 	req->body = NULL;

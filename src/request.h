@@ -43,6 +43,7 @@ enum request_parse_status {
 
 struct user;
 struct config;
+struct write_context;
 
 typedef long (*request_read_fn)(void *ctx, char *buf, size_t len);
 
@@ -74,6 +75,10 @@ struct request {
 	struct user *user;
 	int64_t started;   /* centiseconds, taken before the user row is read */
 	int64_t timestamp; /* a write's timestamp (strictly above last_write) */
+	/* A write's context (db_history.h), filled by the gate once the
+	 * account is locked, handed to db_storage_ writes; NULL before.
+	 * Owned by the request (request_free() frees it). */
+	struct write_context *write;
 
 	/*
 	 * Throttling (throttle.h), acted on by the gate after the request's

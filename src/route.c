@@ -250,10 +250,12 @@ static int take_path_fields(struct request *req, struct response *resp,
  * While history_days > 0, a write keeps the records it replaces or
  * deletes and is logged with the client's User-Agent (db_history.h).
  */
-static void history_open(const struct request *req, const struct user *user)
+static void history_open(struct request *req, const struct user *user)
 {
+	if (req->write == NULL)
+		req->write = xcalloc(1, sizeof *req->write);
 	if (req->cfg->history_days <= 0) {
-		db_history_cancel();
+		db_history_cancel(req->write);
 		return;
 	}
 	struct history_write w = {
@@ -264,7 +266,7 @@ static void history_open(const struct request *req, const struct user *user)
 		.agent = request_header(req, "User-Agent"),
 		.max_kb = req->cfg->history_max_kb,
 	};
-	db_history_begin(&w);
+	db_history_begin(req->write, &w);
 }
 
 /*
@@ -371,7 +373,7 @@ static enum db_status before_commit(const struct request *req, const void *ctx)
 	const struct route *r = ctx;
 	if (!(r->flags & WRITES) || req->user == NULL)
 		return DB_OK;
-	enum db_status st = db_history_finish();
+	enum db_status st = db_history_finish(req->write);
 	return st == DB_OK ? db_user_set_last_write(req->user->id, req->timestamp) : st;
 }
 
@@ -469,6 +471,5 @@ void route_dispatch(struct request *req, struct response *resp)
 		req->admin_secret_ok = login_check_admin_secret(req);
 	run_handler(req, resp, r);
 	db_rollback(); /* nothing may stay open between requests */
-	db_history_cancel();
 	gate_settle_logins(req);
 }

@@ -348,8 +348,9 @@ static int put_one_record(struct request *req, struct response *resp,
 	}
 	int status = check_unmodified(req, resp, req->collection);
 	if (status == 0) {
-		enum db_status st = db_storage_put(req->user->id, req->collection,
-						   &w, 1, req->timestamp);
+		enum db_status st = db_storage_put(req->write, req->user->id,
+						   req->collection, &w, 1,
+						   req->timestamp);
 		status = st == DB_OK ? 0 : handler_db_failure(req, resp, st);
 	}
 	json_object_put(obj);
@@ -406,7 +407,7 @@ int storage_post_collection(struct request *req, struct response *resp)
 
 	int status = check_unmodified(req, resp, req->collection);
 	if (status == 0 && batch.nvalid > 0) {
-		enum db_status st = db_storage_put(req->user->id, req->collection,
+		enum db_status st = db_storage_put(req->write, req->user->id, req->collection,
 						   batch.items, batch.nvalid,
 						   req->timestamp);
 		status = st == DB_OK ? 0 : handler_db_failure(req, resp, st);
@@ -448,8 +449,9 @@ int storage_delete_collection(struct request *req, struct response *resp)
 	}
 	int status = check_unmodified(req, resp, req->collection);
 	if (status == 0) {
-		enum db_status st = db_storage_delete(req->user->id, req->collection,
-						      &q, req->started, &deleted);
+		enum db_status st = db_storage_delete(req->write, req->user->id,
+						      req->collection, &q, req->started,
+						      &deleted);
 		status = st == DB_OK ? 0 : handler_db_failure(req, resp, st);
 	}
 	query_free(&q);
@@ -466,8 +468,8 @@ int storage_delete_record(struct request *req, struct response *resp)
 	int status = check_unmodified(req, resp, req->collection);
 	if (status != 0)
 		return status;
-	enum db_status st = db_storage_delete_one(req->user->id, req->collection,
-						  req->record_id);
+	enum db_status st = db_storage_delete_one(req->write, req->user->id,
+						  req->collection, req->record_id);
 	if (st != DB_OK)
 		return handler_db_failure(req, resp, st);
 	return answer_timestamp(req, resp);
@@ -486,7 +488,7 @@ int storage_delete_all(struct request *req, struct response *resp)
 	int status = check_unmodified(req, resp, NULL);
 	if (status != 0)
 		return status;
-	enum db_status st = db_storage_delete_all(req->user->id);
+	enum db_status st = db_storage_delete_all(req->write, req->user->id);
 	if (st != DB_OK)
 		return handler_db_failure(req, resp, st);
 	return answer_timestamp(req, resp);

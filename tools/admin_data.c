@@ -709,7 +709,7 @@ int cmd_import(const struct args *a)
 	if (st == DB_OK)
 		user_free(&locked);
 	if (st == DB_OK && has_opt(a, OPT_REPLACE))
-		st = db_storage_delete_all(u.id);
+		st = db_storage_delete_all(NULL, u.id);
 	if (st != DB_OK) {
 		db_rollback();
 		rc = st == DB_NOT_FOUND ? fail(EXIT_FAILED, "no such user: %s", u.username)

@@ -369,18 +369,18 @@ static enum db_status apply_plan(const struct user *u, int64_t stamp,
 	snprintf(agent, sizeof agent, RESTORE_AGENT " --as-of %s", when);
 	/* No cap inside a restore: it must not drop the versions it reads. */
 	struct history_write w = { u->id, stamp, previous, p->collection, agent, 0 };
+	struct write_context wc;
 	enum db_status st = DB_OK;
 	if (p->nput == 0 && p->nremove == 0)
 		return DB_OK;
-	db_history_begin(&w);
+	db_history_begin(&wc, &w);
 	for (size_t i = 0; i < p->nput && st == DB_OK; i++)
-		st = db_history_put_back(u->id, p->collection, p->put_back[i]->id,
+		st = db_history_put_back(&wc, u->id, p->collection, p->put_back[i]->id,
 					 p->put_back[i]->id_len, p->put_back[i]->replaced);
 	for (size_t i = 0; i < p->nremove && st == DB_OK; i++)
-		st = db_storage_delete_one(u->id, p->collection, p->remove[i]->id);
+		st = db_storage_delete_one(&wc, u->id, p->collection, p->remove[i]->id);
 	if (st == DB_OK)
-		st = db_history_finish();
-	db_history_cancel();
+		st = db_history_finish(&wc);
 	return st;
 }
 

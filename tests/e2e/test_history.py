@@ -289,3 +289,54 @@ def test_an_expired_record_is_replaced_anew_and_not_kept():
     assert kept == [["live", "kept"]], kept
     last = history(user)["writes"][-1]
     assert (last["written"], last["replaced"], last["kept_bytes"]) == (2, 1, 4), last
+
+
+def test_batches_of_every_size_store_and_keep_each_record_once():
+    # An upload's upsert takes up to 128 records a statement, padded to a
+    # multiple of 8 by repeating the last: sizes around those edges must
+    # store every record exactly once, with its own payload, and a
+    # replacing upload must keep each replaced version once.
+    big = server("big-posts", {"max_post_records": 300})
+    user, pw = new_user("hist")
+    uid = user_id(user)
+    for n in (1, 7, 9, 100, 129, 257):
+        port = big if n > 100 else None
+        coll = f"size{n}"
+        first = [{"id": f"r{i:03d}", "payload": payload(f"a{n}-{i}"), "sortindex": i}
+                 for i in range(n)]
+        r = call("POST", f"storage/{coll}", user, pw, first, port=port)
+        assert r.status == 200 and len(r.json()["success"]) == n, (n, r.body[:300])
+        second = [dict(w, payload=payload(f"b{n}-{i}")) for i, w in enumerate(first)]
+        stamp = stamp_of(call("POST", f"storage/{coll}", user, pw, second, port=port))
+        got = records(user, pw, coll)
+        assert sorted(got) == [w["id"] for w in second], n
+        for w in second:
+            assert got[w["id"]]["payload"] == w["payload"], (n, w["id"])
+            assert got[w["id"]]["sortindex"] == w["sortindex"], (n, w["id"])
+        cents = int(round(float(stamp) * 100))
+        kept = sql(f"SELECT COUNT(*), COUNT(DISTINCT id) FROM wbo_history "
+                   f"WHERE user_id = {uid} AND collection = '{coll}' "
+                   f"AND replaced = {cents}")
+        assert kept == [[str(n), str(n)]], (n, kept)
+        log = sql(f"SELECT written, replaced FROM write_log WHERE user_id = {uid} "
+                  f"AND collection = '{coll}' AND stamp = {cents}")
+        assert log == [[str(n), str(n)]], (n, log)
+
+
+def test_a_filtered_delete_keeps_exactly_what_it_deletes():
+    # The keep and the DELETE share one WHERE: a delete by ids with a
+    # filter keeps the rows it removes and nothing else.
+    user, pw = new_user("hist")
+    uid = user_id(user)
+    batch = [{"id": f"d{i}", "payload": payload(str(i)), "sortindex": i} for i in range(10)]
+    stamp_of(call("POST", "storage/del", user, pw, batch))
+    r = call("DELETE", "storage/del?ids=d1,d2,d3,d8&index_above=2", user, pw)
+    stamp = stamp_of(r)
+    assert sorted(records(user, pw, "del")) == sorted(f"d{i}" for i in range(10)
+                                                      if i not in (3, 8))
+    cents = int(round(float(stamp) * 100))
+    kept = sql(f"SELECT id FROM wbo_history WHERE user_id = {uid} "
+               f"AND replaced = {cents} ORDER BY id")
+    assert kept == [["d3"], ["d8"]], kept
+    log = sql(f"SELECT deleted FROM write_log WHERE user_id = {uid} AND stamp = {cents}")
+    assert log == [["2"]], log
