@@ -499,38 +499,28 @@ struct column {
 	size_t big_cap;
 };
 
-static enum db_status fetch_rows(MYSQL_STMT *stmt, MYSQL_RES *meta,
-				 db_row_fn row_fn, void *ctx)
-{
-	unsigned int ncols = mysql_num_fields(meta);
-	MYSQL_FIELD *fields = mysql_fetch_fields(meta);
-	enum db_status st = DB_OK;
+/*
+ * Reused by every statement: zeroing a fresh MAX_COLUMNS-sized allocation
+ * (4 KiB per column) was a quarter of a sync poll's work. No statement
+ * runs while another one's rows are being fetched (the protocol forbids
+ * it), so one set is enough.
+ */
+static struct column column_store[MAX_COLUMNS];
 
-	if (ncols > MAX_COLUMNS) {
-		log_error("statement returns %u columns (max %d)", ncols, MAX_COLUMNS);
-		return DB_ERROR;
-	}
-	/*
-	 * Reused by every statement: zeroing a fresh MAX_COLUMNS-sized
-	 * allocation (4 KiB per column) was a quarter of a sync poll's work.
-	 * No statement runs while another one's rows are being fetched (the
-	 * protocol forbids it), so one set is enough.
-	 */
-	static struct column column_store[MAX_COLUMNS];
-	struct column *cols = column_store;
-	for (unsigned int c = 0; c < ncols && c < MAX_COLUMNS; c++) {
+/* Result buffers for ncols columns: integers as such, the rest as text
+ * into each column's small buffer (longer values are fetched apart). */
+static void bind_columns(MYSQL_BIND *binds, struct column *cols,
+			 const MYSQL_FIELD *fields, unsigned int ncols)
+{
+	memset(binds, 0, sizeof *binds * MAX_COLUMNS);
+	for (unsigned int c = 0; c < ncols; c++) {
+		MYSQL_BIND *b = &binds[c];
 		cols[c].is_null = 0;
 		cols[c].error = 0;
 		cols[c].length = 0;
 		cols[c].i = 0;
 		cols[c].big = NULL;
 		cols[c].big_cap = 0;
-	}
-	MYSQL_BIND binds[MAX_COLUMNS];
-	struct db_value values[MAX_COLUMNS];
-	memset(binds, 0, sizeof binds);
-	for (unsigned int c = 0; c < ncols; c++) {
-		MYSQL_BIND *b = &binds[c];
 		b->is_null = &cols[c].is_null;
 		b->error = &cols[c].error;
 		b->length = &cols[c].length;
@@ -544,67 +534,90 @@ static enum db_status fetch_rows(MYSQL_STMT *stmt, MYSQL_RES *meta,
 			b->buffer_length = COLUMN_BUFFER - 1;
 		}
 	}
+}
+
+/* A failed fetch: a connection lost while rows arrive is reported on the
+ * connection, not the statement. */
+static enum db_status fetch_failed(MYSQL_STMT *stmt)
+{
+	unsigned int err = mysql_stmt_errno(stmt);
+	const char *message = mysql_stmt_error(stmt);
+	if (err == 0) {
+		err = mysql_errno(conn) ? mysql_errno(conn) : CR_SERVER_LOST;
+		message = mysql_error(conn);
+	}
+	return classify(err, message, "fetch");
+}
+
+/* Column c of the fetched row as a db_value; a text value longer than
+ * the small buffer is fetched again into the column's own big buffer. */
+static enum db_status column_value(MYSQL_STMT *stmt, const MYSQL_BIND *bind,
+				   struct column *col, unsigned int c, struct db_value *v)
+{
+	memset(v, 0, sizeof *v);
+	v->is_null = col->is_null;
+	if (col->is_null)
+		return DB_OK;
+	if (bind->buffer_type == MYSQL_TYPE_LONGLONG) {
+		v->i = col->i;
+		return DB_OK;
+	}
+	if (col->length < COLUMN_BUFFER) {
+		col->small[col->length] = '\0';
+		v->s = col->small;
+	} else {
+		if (col->big_cap < col->length + 1) {
+			col->big = xrealloc(col->big, col->length + 1);
+			col->big_cap = col->length + 1;
+		}
+		MYSQL_BIND one;
+		memset(&one, 0, sizeof one);
+		one.buffer_type = MYSQL_TYPE_STRING;
+		one.buffer = col->big;
+		one.buffer_length = col->length;
+		if (mysql_stmt_fetch_column(stmt, &one, c, 0) != 0)
+			return classify(mysql_stmt_errno(stmt), mysql_stmt_error(stmt),
+					"fetch column");
+		col->big[col->length] = '\0';
+		v->s = col->big;
+	}
+	v->len = col->length;
+	/* A numeric text column (CAST ... AS CHAR) also gets its value. */
+	if (parse_int64(v->s, INT64_MIN, INT64_MAX, &v->i) < 0)
+		v->i = 0;
+	return DB_OK;
+}
+
+static enum db_status fetch_rows(MYSQL_STMT *stmt, MYSQL_RES *meta,
+				 db_row_fn row_fn, void *ctx)
+{
+	unsigned int ncols = mysql_num_fields(meta);
+	struct column *cols = column_store;
+	MYSQL_BIND binds[MAX_COLUMNS];
+	struct db_value values[MAX_COLUMNS];
+	enum db_status st = DB_OK;
+
+	if (ncols > MAX_COLUMNS) {
+		log_error("statement returns %u columns (max %d)", ncols, MAX_COLUMNS);
+		return DB_ERROR;
+	}
+	bind_columns(binds, cols, mysql_fetch_fields(meta), ncols);
 	if (mysql_stmt_bind_result(stmt, binds) != 0) {
 		st = classify(mysql_stmt_errno(stmt), mysql_stmt_error(stmt), "bind");
 		goto done;
 	}
 	bool stopped = false;
-	for (;;) {
-		int rc = mysql_stmt_fetch(stmt);
-		if (rc == MYSQL_NO_DATA)
-			break;
+	int rc;
+	while (st == DB_OK && (rc = mysql_stmt_fetch(stmt)) != MYSQL_NO_DATA) {
 		if (rc == 1) {
-			/* A connection lost while rows arrive is reported on the
-			 * connection, not the statement. */
-			unsigned int err = mysql_stmt_errno(stmt);
-			const char *message = mysql_stmt_error(stmt);
-			if (err == 0) {
-				err = mysql_errno(conn) ? mysql_errno(conn) : CR_SERVER_LOST;
-				message = mysql_error(conn);
-			}
-			st = classify(err, message, "fetch");
-			goto done;
+			st = fetch_failed(stmt);
+			break;
 		}
 		if (stopped)
 			continue; /* drain so the connection stays usable */
-		for (unsigned int c = 0; c < ncols; c++) {
-			struct column *col = &cols[c];
-			struct db_value *v = &values[c];
-			memset(v, 0, sizeof *v);
-			v->is_null = col->is_null;
-			if (col->is_null)
-				continue;
-			if (binds[c].buffer_type == MYSQL_TYPE_LONGLONG) {
-				v->i = col->i;
-				continue;
-			}
-			if (col->length < COLUMN_BUFFER) {
-				col->small[col->length] = '\0';
-				v->s = col->small;
-			} else {
-				if (col->big_cap < col->length + 1) {
-					col->big = xrealloc(col->big, col->length + 1);
-					col->big_cap = col->length + 1;
-				}
-				MYSQL_BIND one;
-				memset(&one, 0, sizeof one);
-				one.buffer_type = MYSQL_TYPE_STRING;
-				one.buffer = col->big;
-				one.buffer_length = col->length;
-				if (mysql_stmt_fetch_column(stmt, &one, c, 0) != 0) {
-					st = classify(mysql_stmt_errno(stmt),
-						      mysql_stmt_error(stmt), "fetch column");
-					goto done;
-				}
-				col->big[col->length] = '\0';
-				v->s = col->big;
-			}
-			v->len = col->length;
-			/* A numeric text column (CAST ... AS CHAR) also gets its value. */
-			if (parse_int64(v->s, INT64_MIN, INT64_MAX, &v->i) < 0)
-				v->i = 0;
-		}
-		if (row_fn != NULL && row_fn(ctx, values, ncols) != 0)
+		for (unsigned int c = 0; c < ncols && st == DB_OK; c++)
+			st = column_value(stmt, &binds[c], &cols[c], c, &values[c]);
+		if (st == DB_OK && row_fn != NULL && row_fn(ctx, values, ncols) != 0)
 			stopped = true;
 	}
 done:

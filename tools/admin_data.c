@@ -105,42 +105,30 @@ static int purge_history(int64_t now, int64_t batch, int64_t pause, bool dry_run
 	return EXIT_OK;
 }
 
-int cmd_purge(const struct args *a)
+/* --dry-run: say how many expired records (and history rows) would go. */
+static int purge_dry_run(int64_t now, int64_t expired, int64_t batch, int64_t pause,
+			 bool json, bool quiet)
 {
-	int64_t batch = PURGE_BATCH_DEFAULT, pause = PURGE_PAUSE_DEFAULT, expired = 0;
-	bool quiet = has_opt(a, OPT_QUIET);
-	int rc;
-
-	if (has_opt(a, OPT_BATCH) &&
-	    (rc = parse_number_arg(a->opt[OPT_BATCH], 1, 100000, "--batch", &batch)) != EXIT_OK)
-		return rc;
-	if (has_opt(a, OPT_PAUSE) &&
-	    (rc = parse_number_arg(a->opt[OPT_PAUSE], 0, 60000, "--pause", &pause)) != EXIT_OK)
-		return rc;
-	/* Records that expire while we run are left for the next run. */
-	int64_t now = now_centiseconds();
-	enum db_status st = db_admin_count_expired(0, now, &expired);
-	if (st != DB_OK)
-		return db_fail(st, "counting expired records");
-	bool json = has_opt(a, OPT_JSON);
-	if (has_opt(a, OPT_DRY_RUN)) {
-		if (json) {
-			struct json_object *o = json_object_new_object();
-			json_object_object_add(o, "dry_run", json_object_new_boolean(1));
-			json_object_object_add(o, "expired_records", json_object_new_int64(expired));
-			json_print(o);
-		} else if (!quiet) {
-			printf("%" PRId64 " expired records would be removed\n", expired);
-		}
-		/* JSON answers carry the records only; history says itself in text. */
-		return purge_history(now, batch, pause, true, quiet || json);
+	if (json) {
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "dry_run", json_object_new_boolean(1));
+		json_object_object_add(o, "expired_records", json_object_new_int64(expired));
+		json_print(o);
+	} else if (!quiet) {
+		printf("%" PRId64 " expired records would be removed\n", expired);
 	}
+	/* JSON answers carry the records only; history says itself in text. */
+	return purge_history(now, batch, pause, true, quiet || json);
+}
 
+/* Expired records in batches of `batch`, pausing between them; *total and
+ * *batches say how far it got, also on failure. */
+static enum db_status purge_records(int64_t now, int64_t batch, int64_t pause,
+				    int64_t expired, uint64_t *total, int64_t *batches)
+{
 	struct progress p;
-	uint64_t total = 0;
-	int64_t batches = 0;
+	enum db_status st;
 	int retries = 0;
-	double started = monotonic_seconds();
 	progress_start(&p, "purge", "records", expired);
 	for (;;) {
 		uint64_t deleted = 0;
@@ -154,15 +142,56 @@ int cmd_purge(const struct args *a)
 		if (st != DB_OK)
 			break;
 		retries = 0;
-		batches++;
-		total += deleted;
-		progress_update(&p, (int64_t)total);
+		(*batches)++;
+		*total += deleted;
+		progress_update(&p, (int64_t)*total);
 		if (deleted < (uint64_t)batch)
 			break;
 		if (pause > 0)
 			pause_ms(pause);
 	}
 	progress_end(&p);
+	return st;
+}
+
+/* The server forgets old failed-login counters as it goes; a quiet server
+ * leaves some, removed here. */
+static enum db_status purge_counters(int64_t now, int64_t batch, uint64_t *counters)
+{
+	enum db_status st;
+	uint64_t removed;
+	do {
+		removed = 0;
+		st = db_throttle_forget(now / 100, batch, &removed);
+		*counters += removed;
+	} while (st == DB_OK && removed == (uint64_t)batch);
+	return st;
+}
+
+int cmd_purge(const struct args *a)
+{
+	int64_t batch = PURGE_BATCH_DEFAULT, pause = PURGE_PAUSE_DEFAULT, expired = 0;
+	bool quiet = has_opt(a, OPT_QUIET), json = has_opt(a, OPT_JSON);
+	int rc;
+
+	if (has_opt(a, OPT_BATCH) &&
+	    (rc = parse_number_arg(a->opt[OPT_BATCH], 1, 100000, "--batch", &batch)) != EXIT_OK)
+		return rc;
+	if (has_opt(a, OPT_PAUSE) &&
+	    (rc = parse_number_arg(a->opt[OPT_PAUSE], 0, 60000, "--pause", &pause)) != EXIT_OK)
+		return rc;
+	/* Records that expire while we run are left for the next run. */
+	int64_t now = now_centiseconds();
+	enum db_status st = db_admin_count_expired(0, now, &expired);
+	if (st != DB_OK)
+		return db_fail(st, "counting expired records");
+	if (has_opt(a, OPT_DRY_RUN))
+		return purge_dry_run(now, expired, batch, pause, json, quiet);
+
+	uint64_t total = 0, counters = 0;
+	int64_t batches = 0;
+	double started = monotonic_seconds();
+	st = purge_records(now, batch, pause, expired, &total, &batches);
 	if (st != DB_OK) {
 		fprintf(stderr, "weave-admin: %" PRIu64 " expired records were removed "
 				"before the failure\n", total);
@@ -172,13 +201,7 @@ int cmd_purge(const struct args *a)
 	if (!quiet && !json)
 		printf("purged %" PRIu64 " expired records in %" PRId64 " batches (%.1f s)\n",
 		       total, batches, took);
-	/* The server forgets these as it goes; a quiet server leaves some. */
-	uint64_t counters = 0, removed;
-	do {
-		removed = 0;
-		st = db_throttle_forget(now / 100, batch, &removed);
-		counters += removed;
-	} while (st == DB_OK && removed == (uint64_t)batch);
+	st = purge_counters(now, batch, &counters);
 	if (st != DB_OK)
 		return db_fail(st, "removing old failed-login counters");
 	if (json) {
@@ -395,6 +418,44 @@ static int export_record(void *ctx, const struct db_record *r)
 	return 0;
 }
 
+/* A temporary file beside `file`, to be renamed over it once whole: never
+ * a half file. Returns its name (free it) or NULL after saying why. */
+static char *open_beside(const char *file, FILE **out)
+{
+	size_t len = strlen(file) + 8;
+	char *tmp = xmalloc(len);
+	snprintf(tmp, len, "%s.XXXXXX", file);
+	int fd = mkstemp(tmp);
+	if (fd >= 0 && (*out = fdopen(fd, "w")) != NULL)
+		return tmp;
+	fail(EXIT_FAILED, "cannot create %s: %s", tmp, strerror(errno));
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmp);
+	}
+	free(tmp);
+	return NULL;
+}
+
+/* Flush and close the export's output; true when everything was written. */
+static bool finish_output(struct export_ctx *e, bool to_stdout)
+{
+	bool write_error = e->failed || fflush(e->out) != 0 || ferror(e->out);
+	if (write_error && e->write_errno == 0)
+		e->write_errno = errno;
+	if (to_stdout && write_error && e->write_errno == EPIPE) {
+		/* The reader had enough (export | head): end as cat does, quietly
+		 * by SIGPIPE, which the database library set to be ignored. */
+		signal(SIGPIPE, SIG_DFL);
+		raise(SIGPIPE);
+	}
+	if (!to_stdout) {
+		write_error |= fsync(fileno(e->out)) != 0;
+		write_error |= fclose(e->out) != 0;
+	}
+	return !write_error;
+}
+
 int cmd_export(const struct args *a)
 {
 	const char *file = a->npos == 2 ? a->pos[1] : "-";
@@ -410,27 +471,14 @@ int cmd_export(const struct args *a)
 	if (rc != EXIT_OK)
 		return rc;
 	enum db_status st = db_admin_count_records(u.id, &total);
-	if (st != DB_OK) {
-		user_free(&u);
-		return db_fail(st, "counting the records");
-	}
 	struct export_ctx e = { .out = stdout };
-	if (!to_stdout) {
-		/* Written beside the target and renamed: never a half file. */
-		size_t len = strlen(file) + 8;
-		tmp = xmalloc(len);
-		snprintf(tmp, len, "%s.XXXXXX", file);
-		int fd = mkstemp(tmp);
-		if (fd < 0 || (e.out = fdopen(fd, "w")) == NULL) {
-			rc = fail(EXIT_FAILED, "cannot create %s: %s", tmp, strerror(errno));
-			if (fd >= 0) {
-				close(fd);
-				unlink(tmp);
-			}
-			free(tmp);
-			user_free(&u);
-			return rc;
-		}
+	if (st != DB_OK)
+		rc = db_fail(st, "counting the records");
+	else if (!to_stdout && (tmp = open_beside(file, &e.out)) == NULL)
+		rc = EXIT_FAILED;
+	if (rc != EXIT_OK) {
+		user_free(&u);
+		return rc;
 	}
 	buf_init(&e.line, LINE_MAX_BYTES);
 	progress_start(&e.progress, "export", "records", total);
@@ -438,23 +486,10 @@ int cmd_export(const struct args *a)
 	progress_end(&e.progress);
 	buf_free(&e.line);
 
-	int write_error = e.failed || fflush(e.out) != 0 || ferror(e.out);
-	if (write_error && e.write_errno == 0)
-		e.write_errno = errno;
-	if (to_stdout && write_error && e.write_errno == EPIPE) {
-		/* The reader had enough (export | head): end as cat does, quietly
-		 * by SIGPIPE, which the database library set to be ignored. */
-		user_free(&u);
-		signal(SIGPIPE, SIG_DFL);
-		raise(SIGPIPE);
-	}
-	if (!to_stdout) {
-		write_error |= fsync(fileno(e.out)) != 0;
-		write_error |= fclose(e.out) != 0;
-	}
+	bool written = finish_output(&e, to_stdout);
 	if (st != DB_OK)
 		rc = db_fail(st, "reading the records");
-	else if (write_error)
+	else if (!written)
 		rc = fail(EXIT_FAILED, "cannot write %s: %s",
 			  to_stdout ? "standard output" : file,
 			  strerror(e.write_errno ? e.write_errno : errno));
