@@ -197,7 +197,7 @@ def test_cache_reads_the_board_while_the_database_refuses():
         p = subprocess.run([weave.ADMIN, "--config", f.name, "cache"],
                            capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, p
-        assert "verified credentials" in p.stdout, p.stdout
+        assert "password verifications (KDF runs)" in p.stdout, p.stdout
         assert p.stderr == "", p.stderr
     finally:
         os.unlink(f.name)
