@@ -289,6 +289,18 @@ static enum password_verdict verify_md5(const char *password, size_t len,
 						       : PASSWORD_MISMATCH;
 }
 
+/* {SSHA} / {SSHA-256}: base64(digest(password || salt) || salt).
+ * NULL, or why verify_ssha() could not use it. */
+static const char *ssha_check(const char *b64, const EVP_MD *md)
+{
+	unsigned char raw[512];
+	int n = base64_decode(b64, raw, sizeof raw);
+	OPENSSL_cleanse(raw, sizeof raw);
+	if (n <= EVP_MD_get_size(md))
+		return "it is not base64 of a digest and a salt";
+	return NULL;
+}
+
 /* {SSHA} / {SSHA-256}: base64(digest(password || salt) || salt). */
 static enum password_verdict verify_ssha(const char *password, size_t len,
 					 const char *b64, const EVP_MD *md)
@@ -348,8 +360,11 @@ const char *password_hash_problem(const char *stored)
 		return is_hex(stored + strlen(WEAVE_MINIMAL_PREFIX), 16)
 			       ? NULL
 			       : "it is not $weave-minimal$ and 16 hex digits";
-	if (strncmp(stored, "{SSHA-256}", 10) == 0 || strncmp(stored, "{SSHA}", 6) == 0 ||
-	    is_hex_md5(stored))
+	if (strncmp(stored, "{SSHA-256}", 10) == 0)
+		return ssha_check(stored + 10, EVP_sha256());
+	if (strncmp(stored, "{SSHA}", 6) == 0)
+		return ssha_check(stored + 6, EVP_sha1());
+	if (is_hex_md5(stored))
 		return NULL;
 	return "it is not MD5, {SSHA}, {SSHA-256}, bcrypt or scrypt";
 }
