@@ -209,7 +209,9 @@ static const char *minimal_tables(struct file_rows *f, struct source *s, char *w
 {
 	struct counters tables = { 0 };
 	const char *bad = NULL;
-	if (src_query(s, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", 1,
+	/* SQLite's own tables (sqlite_stat1 after an ANALYZE, ...) hold no records. */
+	if (src_query(s, "SELECT name FROM sqlite_master WHERE type = 'table' AND "
+			 "name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name", 1,
 		      collect_table, &tables) < 0)
 		bad = s->error;
 	else if (tables.n > USER_TABLES_MAX)
