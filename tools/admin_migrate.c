@@ -150,14 +150,16 @@ static const char *convert_sortindex(const struct src_value *v, struct db_record
 	return NULL;
 }
 
+/* An id as the API takes it (validate_wbo_id): one the API refuses could
+ * never be fetched or deleted by a client. An empty optional id is none. */
 static const char *id_field(const struct src_value *v, bool required, const char *what)
 {
-	static char why[64];
-	if (v->is_null && !required)
+	static char why[96];
+	if (!required && (v->is_null || v->len == 0))
 		return NULL;
-	if (v->is_null || (required && v->len == 0) || v->len > WBO_ID_MAX ||
-	    memchr(v->s, '\0', v->len) != NULL) {
-		snprintf(why, sizeof why, "%s is not 1-64 bytes", what);
+	if (v->is_null || !validate_wbo_id(v->s, v->len)) {
+		snprintf(why, sizeof why, "%s is not 1-64 printable ASCII characters "
+					  "without / and ,", what);
 		return why;
 	}
 	return NULL;
@@ -198,11 +200,11 @@ static const char *convert_record(struct migration *m, const struct legacy_user 
 		return why;
 	r->row.id = row[2].s;
 	r->row.id_len = row[2].len;
-	if (!row[3].is_null) {
+	if (!row[3].is_null && row[3].len > 0) {
 		r->row.parentid = row[3].s;
 		r->row.parentid_len = row[3].len;
 	}
-	if (!row[4].is_null) {
+	if (!row[4].is_null && row[4].len > 0) {
 		r->row.predecessorid = row[4].s;
 		r->row.predecessorid_len = row[4].len;
 	}
@@ -212,6 +214,9 @@ static const char *convert_record(struct migration *m, const struct legacy_user 
 	if (!row[7].is_null) {
 		if (row[7].len > PAYLOAD_MAX)
 			return "a payload is larger than 16 MB";
+		/* Clients read it inside JSON: anything else breaks the listing. */
+		if (!validate_utf8(row[7].s, row[7].len))
+			return "a payload is not UTF-8 text";
 		r->row.payload = row[7].s;
 		r->row.payload_len = row[7].len;
 	}
@@ -286,6 +291,10 @@ static void report_user(struct migration *m, struct legacy_user *u)
 	} else {
 		buf_printf(&line, "%s: NOT migrated: %s", u->name, u->why ? u->why : "?");
 	}
+	if (line.data == NULL)
+		buf_puts(&line, "");
+	/* Names, ids and messages may hold the source's bytes. */
+	migrate_printable(line.data, line.len);
 	if (m->progress.on)
 		fputs("\r\033[K", stderr);
 	if (u->state == LEGACY_FAILED)

@@ -173,7 +173,13 @@ struct migration {
 	int fatal; /* an exit code once the database failed */
 };
 
-/* A warning on stderr, the first hundred of a run (admin_migrate_users.c). */
+/* Bytes from the source made safe for a terminal, in place: control
+ * characters (C0, DEL, C1) become '?', and so does every byte >= 0x80
+ * of text that is not UTF-8 (admin_migrate_users.c). */
+void migrate_printable(char *s, size_t len);
+
+/* A warning on stderr, the first hundred of a run, made printable
+ * (admin_migrate_users.c). */
 void migrate_warn(struct migration *m, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

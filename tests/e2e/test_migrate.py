@@ -459,13 +459,13 @@ def test_migrate_fsyncms_fork_with_a_table_prefix():
     try:
         legacy.sql(f"INSERT INTO fsync_users VALUES ('{name}', '{bcrypt(pw, '2a', 12)}');"
                    "INSERT INTO fsync_wbo (username, id, collection, modified, sortindex, "
-                   f"payload, payload_size) VALUES ('{name}', 'form/with/slashes', 'forms', "
-                   "1400000000.25, 2, 'form', 4);")
+                   f"payload, payload_size) VALUES ('{name}', 'form.with-dots_and~{{tilde}}', "
+                   "'forms', 1400000000.25, 2, 'form', 4);")
         p = expect(0, "migrate", "--from", legacy.url(), env=legacy.env())
         assert "migrated 1 accounts and 1 records" in p.stdout, p.stdout
         assert "tables fsync_users and fsync_wbo" in p.stdout, p.stdout
         check_legacy_login(name, pw, {
-            "forms": {"form/with/slashes": ("form", 2, "1400000000.25", None)}})
+            "forms": {"form.with-dots_and~{tilde}": ("form", 2, "1400000000.25", None)}})
     finally:
         legacy.drop()
         run("user", "delete", name, "--yes")
@@ -840,6 +840,106 @@ def test_migrate_tables_of_the_wrong_shape_are_reported_not_read_short():
         assert "cannot read the collections" in p.stderr, p.stderr
     finally:
         legacy.drop()
+
+
+def test_migrate_keeps_no_oversized_user_value_in_memory():
+    """Names, hashes, e-mail and alerts past their bounds are refused before a
+    copy is kept: memory does not grow with what a hostile users table holds."""
+    tag = secrets.token_hex(3)
+    fine = f"bigok{tag}"
+    mib = 1 << 20
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "weave_db")
+        db = sqlite3.connect(path)
+        db.executescript("""
+            create table users (username text primary key, md5 text, email text, alert text);
+            create table wbo (username text, id text, collection text, parentid text,
+              predecessorid int, modified real, sortindex int, payload text);
+        """)
+        db.execute("insert into users values (?, ?, null, null)", (fine, md5("big-ok-password")))
+        for i in range(16):   # 2 MiB each: a name and a hash of 1 MiB
+            db.execute("insert into users values (?, ?, null, null)",
+                       (f"{i:02d}" + "n" * mib, "a" * mib))
+        for i in range(8):    # 3 MiB each: hash, e-mail and alert of 1 MiB
+            db.execute("insert into users values (?, ?, ?, ?)",
+                       (f"bighash{i}{tag}", "a" * mib, "e" * mib + "@example.org", "b" * mib))
+        db.commit()
+        db.close()
+        code, err, peak = run_bounded(["migrate", "--from", f"sqlite:{path}"], 1 << 30)
+    assert code == 1, (code, err)
+    assert err.count("NOT migrated: the user name is longer than 254 bytes") == 16, err[-3000:]
+    assert err.count("NOT migrated: the password hash is longer than 255 bytes") == 8, \
+        err[-3000:]
+    # Kept whole, the 40 MiB of names and hashes would be in the peak.
+    assert peak < 32 * 1024, peak
+    check_legacy_login(fine, "big-ok-password", {})
+    run("user", "delete", fine, "--yes")
+
+
+def test_migrate_two_weave_minimal_files_of_one_name_are_both_refused():
+    """Two NAME.HASH files (weave-minimal made one per password it was given)
+    cannot be told apart: neither is migrated, and SQLite's own tables in a
+    user's file (ANALYZE's sqlite_stat1) are no collection."""
+    tag = secrets.token_hex(3)
+    twice, fine = f"twice{tag}", f"once{tag}"
+    with tempfile.TemporaryDirectory() as d:
+        wm_write(wm_path(d, twice, "first-password"), "tabs",
+                 [{"id": "t1", "modified": 1265402837.5, "payload": "one"}])
+        wm_write(wm_path(d, twice, "second-password"), "tabs",
+                 [{"id": "t2", "modified": 1265402838.5, "payload": "two"}])
+        wm_write(wm_path(d, fine, "once-password"), "prefs",
+                 [{"id": "p", "modified": 1265402837.5, "payload": "pref"}])
+        db = sqlite3.connect(wm_path(d, fine, "once-password"))
+        db.execute("ANALYZE")
+        db.commit()
+        assert db.execute("select count(*) from sqlite_master where name = 'sqlite_stat1'"
+                          ).fetchone()[0] == 1
+        db.close()
+        p = expect(1, "migrate", "--from", f"sqlite:{d}")
+    assert p.stderr.count(f"{twice}: NOT migrated: its name has 2 files") == 2, p.stderr
+    assert "migrated 1 accounts and 1 records" in p.stdout, p.stdout
+    expect(1, "user", "show", twice)
+    check_legacy_login(fine, "once-password",
+                       {"prefs": {"p": ("pref", None, "1265402837.50", None)}})
+    run("user", "delete", fine, "--yes")
+
+
+def test_migrate_refuses_records_no_client_could_read_and_prints_source_bytes_safely():
+    tag = secrets.token_hex(3)
+    slash, latin, fine = f"slash{tag}", f"latin{tag}", f"clean{tag}"
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "weave_db")
+        db = sqlite3.connect(path)
+        db.executescript(FSYNCMS_SQLITE_SCHEMA)
+        for n in (slash, latin, fine, "bad\x1b[2Jname"):
+            db.execute("insert into users values (?, ?)", (n, md5(n + "-password")))
+        rows = [
+            (slash, "a/b", None, "p"),          # no GET or DELETE could name it
+            (latin, "x", None, b"caf\xe9"),     # Latin-1: no JSON listing could carry it
+            (fine, "f", "", "ok"),              # an empty parentid is none
+            ("\x1b]0;owned\x07evil", "o", None, "p"),   # an orphan whose name is escapes
+        ]
+        for user, rid, parent, payload in rows:
+            db.execute("insert into wbo (username, id, collection, parentid, modified, payload)"
+                       " values (?, ?, 'bookmarks', ?, 1265402837.12, ?)",
+                       (user, rid, parent, payload))
+        db.commit()
+        db.close()
+        p = expect(1, "migrate", "--from", f"sqlite:{path}")
+    assert f"{slash}: NOT migrated" in p.stderr and "the id is not 1-64 printable" in p.stderr, \
+        p.stderr
+    assert f"{latin}: NOT migrated" in p.stderr and "a payload is not UTF-8" in p.stderr, \
+        p.stderr
+    # The source's bytes reach the terminal as text, never as its commands.
+    assert "\x1b" not in p.stderr + p.stdout and "\x07" not in p.stderr, p.stderr
+    assert "'?]0;owned?evil', who is not in the users table" in p.stderr, p.stderr
+    assert "bad?[2Jname: NOT migrated" in p.stderr, p.stderr
+    assert "migrated 1 accounts and 1 records" in p.stdout, p.stdout
+    expect(1, "user", "show", slash)
+    expect(1, "user", "show", latin)
+    check_legacy_login(fine, fine + "-password",
+                       {"bookmarks": {"f": ("ok", None, "1265402837.12", None)}})
+    run("user", "delete", fine, "--yes")
 
 
 def test_migrate_source_password_never_on_the_command_line():
