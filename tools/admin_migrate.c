@@ -325,6 +325,17 @@ void migrate_fail_user(struct migration *m, struct legacy_user *u, const char *w
 		m->current = NULL;
 }
 
+/* The account row as the old server had it, on node. */
+static enum db_status create_user(struct legacy_user *u, const char *node)
+{
+	enum db_status st = db_user_create(u->name, u->hash, u->email, node, &u->id);
+	if (st == DB_OK && u->status != 1)
+		st = db_user_set_status(u->id, 0);
+	if (st == DB_OK && u->alert != NULL)
+		st = db_user_set_alert(u->id, u->alert);
+	return st;
+}
+
 /* Open the account's transaction and create it. */
 static void start_user(struct migration *m, struct legacy_user *u)
 {
@@ -357,12 +368,8 @@ static void start_user(struct migration *m, struct legacy_user *u)
 		return;
 	}
 	if (st == DB_OK)
-		st = db_user_create(u->name, u->hash, u->email, node, &u->id);
+		st = create_user(u, node);
 	free(node);
-	if (st == DB_OK && u->status != 1)
-		st = db_user_set_status(u->id, 0);
-	if (st == DB_OK && u->alert != NULL)
-		st = db_user_set_alert(u->id, u->alert);
 	if (st == DB_CONFLICT) { /* created meanwhile by someone else */
 		db_rollback();
 		u->state = LEGACY_EXISTS;
@@ -401,6 +408,58 @@ static void finish_user(struct migration *m, struct legacy_user *u)
 	report_user(m, u);
 }
 
+/* A record of a name that is not in users: nobody could read it. Each
+ * such name is told once per run of its rows. */
+static void note_orphan(struct migration *m, const struct src_value *name)
+{
+	m->orphans++;
+	int len = (int)(name->len < sizeof m->last_orphan - 1 ? name->len
+							       : sizeof m->last_orphan - 1);
+	if (m->orphan_users > 0 && strncmp(m->last_orphan, name->s, (size_t)len) == 0 &&
+	    m->last_orphan[len] == '\0')
+		return;
+	m->orphan_users++;
+	snprintf(m->last_orphan, sizeof m->last_orphan, "%.*s", len, name->s);
+	migrate_warn(m, "records of '%s', who is not in the users table, are not copied",
+		     m->last_orphan);
+}
+
+/* The stream reached u's rows: the previous account is finished, u
+ * started (or, its rows in a second run, its transaction opened again). */
+static void enter_user(struct migration *m, struct legacy_user *u)
+{
+	if (m->current != NULL)
+		finish_user(m, m->current);
+	if (m->fatal != EXIT_OK)
+		return;
+	if (u->state == LEGACY_PENDING) {
+		start_user(m, u);
+	} else if (u->state == LEGACY_DONE) {
+		/* Its rows came in two runs (a case-insensitive source order). */
+		u->state = LEGACY_ACTIVE;
+		m->current = u;
+		m->created--;
+		enum db_status st = m->dry_run ? DB_OK : db_begin();
+		if (st != DB_OK)
+			set_fatal(m, st, "starting a transaction");
+	}
+}
+
+/* A converted record into the account's batch and counts. */
+static void keep_record(struct migration *m, struct legacy_user *u, const struct db_record *r)
+{
+	char coll[COLLECTION_MAX + 1];
+	u->records++;
+	m->copied++;
+	if (r->row.modified > u->max_modified)
+		u->max_modified = r->row.modified;
+	snprintf(coll, sizeof coll, "%.*s", (int)r->collection_len, r->collection);
+	count_add(&u->collections, coll, 1);
+	batch_add(m, r);
+	if (m->nbatch == DB_INSERT_CHUNK)
+		flush_batch(m);
+}
+
 int migrate_record(void *ctx, const struct src_value *row, size_t ncols)
 {
 	struct migration *m = ctx;
@@ -411,38 +470,13 @@ int migrate_record(void *ctx, const struct src_value *row, size_t ncols)
 	progress_update(&m->progress, m->seen);
 	struct legacy_user *u = row[0].is_null ? NULL : migrate_find_user(m, row[0].s, row[0].len);
 	if (u == NULL) {
-		/* Records of a name that is not in users: nobody could read them. */
-		m->orphans++;
-		int len = (int)(row[0].len < sizeof m->last_orphan - 1 ? row[0].len
-								       : sizeof m->last_orphan - 1);
-		if (m->orphan_users == 0 || strncmp(m->last_orphan, row[0].s, (size_t)len) != 0 ||
-		    m->last_orphan[len] != '\0') {
-			m->orphan_users++;
-			snprintf(m->last_orphan, sizeof m->last_orphan, "%.*s", len, row[0].s);
-			migrate_warn(m, "records of '%s', who is not in the users table, are not copied",
-			     m->last_orphan);
-		}
+		note_orphan(m, &row[0]);
 		return 0;
 	}
-	if (u != m->current) {
-		if (m->current != NULL)
-			finish_user(m, m->current);
-		if (m->fatal != EXIT_OK)
-			return 1;
-		if (u->state == LEGACY_PENDING) {
-			start_user(m, u);
-		} else if (u->state == LEGACY_DONE) {
-			/* Its rows came in two runs (a case-insensitive source order). */
-			u->state = LEGACY_ACTIVE;
-			m->current = u;
-			m->created--;
-			enum db_status st = m->dry_run ? DB_OK : db_begin();
-			if (st != DB_OK)
-				set_fatal(m, st, "starting a transaction");
-		}
-		if (m->fatal != EXIT_OK)
-			return 1;
-	}
+	if (u != m->current)
+		enter_user(m, u);
+	if (m->fatal != EXIT_OK)
+		return 1;
 	if (u->state != LEGACY_ACTIVE) {
 		u->skipped++;
 		return 0;
@@ -451,22 +485,14 @@ int migrate_record(void *ctx, const struct src_value *row, size_t ncols)
 	if (why != NULL) {
 		struct buf msg;
 		buf_init(&msg, 1024);
-		buf_printf(&msg, "record '%.64s' in '%.32s': %s", r.row.id ? r.row.id : "?",
+		buf_printf(&msg, "record '%.64s' in '%.*s': %s", r.row.id ? r.row.id : "?",
+			   r.collection ? (int)(r.collection_len < 32 ? r.collection_len : 32) : 1,
 			   r.collection ? r.collection : "?", why);
 		migrate_fail_user(m, u, msg.data);
 		buf_free(&msg);
 		return 0;
 	}
-	u->records++;
-	m->copied++;
-	if (r.row.modified > u->max_modified)
-		u->max_modified = r.row.modified;
-	char coll[COLLECTION_MAX + 1];
-	snprintf(coll, sizeof coll, "%.*s", (int)r.collection_len, r.collection);
-	count_add(&u->collections, coll, 1);
-	batch_add(m, &r);
-	if (m->nbatch == DB_INSERT_CHUNK)
-		flush_batch(m);
+	keep_record(m, u, &r);
 	return m->fatal != EXIT_OK;
 }
 
