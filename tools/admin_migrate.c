@@ -32,6 +32,7 @@
 #include "validate.h"
 
 #define PAYLOAD_MAX 16777215
+#define FUTURE_SLACK (INT64_C(86400) * 100) /* centiseconds */
 
 static const struct migrate_format *const formats[] = {
 	&migrate_fsyncms, &migrate_php, &migrate_weave_minimal,
@@ -130,7 +131,13 @@ static const char *convert_modified(const struct migration *m, const struct src_
 	}
 	if (!src_number_text(v, text, sizeof text))
 		return "modified is not a number";
-	return m->format->modified(text, out);
+	const char *why = m->format->modified(text, out);
+	/* The account's clock starts at its newest record: one from the
+	 * future would stamp every later write there (docs/protocol.md,
+	 * Timestamps). A day covers the old server's clock being ahead. */
+	if (why == NULL && *out > now_centiseconds() + FUTURE_SLACK)
+		why = "modified is more than a day in the future";
+	return why;
 }
 
 static const char *convert_sortindex(const struct src_value *v, struct db_record *r)

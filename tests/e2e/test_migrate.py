@@ -906,12 +906,15 @@ def test_migrate_two_weave_minimal_files_of_one_name_are_both_refused():
 
 def test_migrate_refuses_records_no_client_could_read_and_prints_source_bytes_safely():
     tag = secrets.token_hex(3)
-    slash, latin, fine = f"slash{tag}", f"latin{tag}", f"clean{tag}"
+    slash, latin, future, fine = f"slash{tag}", f"latin{tag}", f"future{tag}", f"clean{tag}"
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "weave_db")
         db = sqlite3.connect(path)
         db.executescript(FSYNCMS_SQLITE_SCHEMA)
-        for n in (slash, latin, fine, "bad\x1b[2Jname"):
+        # Stamped in 2100: the account's clock would start there.
+        db.execute("insert into wbo (username, id, collection, modified, payload) values "
+                   "(?, 'late', 'tabs', 4102444800.5, 'p')", (future,))
+        for n in (slash, latin, future, fine, "bad\x1b[2Jname"):
             db.execute("insert into users values (?, ?)", (n, md5(n + "-password")))
         rows = [
             (slash, "a/b", None, "p"),          # no GET or DELETE could name it
@@ -930,13 +933,15 @@ def test_migrate_refuses_records_no_client_could_read_and_prints_source_bytes_sa
         p.stderr
     assert f"{latin}: NOT migrated" in p.stderr and "a payload is not UTF-8" in p.stderr, \
         p.stderr
+    assert f"{future}: NOT migrated" in p.stderr and "more than a day in the future" in \
+        p.stderr, p.stderr
     # The source's bytes reach the terminal as text, never as its commands.
     assert "\x1b" not in p.stderr + p.stdout and "\x07" not in p.stderr, p.stderr
     assert "'?]0;owned?evil', who is not in the users table" in p.stderr, p.stderr
     assert "bad?[2Jname: NOT migrated" in p.stderr, p.stderr
     assert "migrated 1 accounts and 1 records" in p.stdout, p.stdout
-    expect(1, "user", "show", slash)
-    expect(1, "user", "show", latin)
+    for name in (slash, latin, future):
+        expect(1, "user", "show", name)
     check_legacy_login(fine, fine + "-password",
                        {"bookmarks": {"f": ("ok", None, "1265402837.12", None)}})
     run("user", "delete", fine, "--yes")
