@@ -261,9 +261,11 @@ static enum password_verdict verify_weave_minimal(const char *password, size_t l
 		snprintf(mine + 2 * i, 3, "%02x", digest[i]);
 	memcpy(theirs, hex, 17);
 	ascii_lower(theirs);
+	bool same = bytes_equal_const_time(mine, theirs, 16);
+	/* The digest opens the account as well as the password does. */
 	OPENSSL_cleanse(digest, sizeof digest);
-	return bytes_equal_const_time(mine, theirs, 16) ? PASSWORD_OK_REHASH
-							: PASSWORD_MISMATCH;
+	OPENSSL_cleanse(mine, sizeof mine);
+	return same ? PASSWORD_OK_REHASH : PASSWORD_MISMATCH;
 }
 
 static bool is_hex_md5(const char *s)
@@ -285,8 +287,10 @@ static enum password_verdict verify_md5(const char *password, size_t len,
 	char lower[33];
 	memcpy(lower, stored, 33);
 	ascii_lower(lower);
-	return bytes_equal_const_time(hex, lower, 32) ? PASSWORD_OK_REHASH
-						       : PASSWORD_MISMATCH;
+	bool same = bytes_equal_const_time(hex, lower, 32);
+	OPENSSL_cleanse(digest, sizeof digest);
+	OPENSSL_cleanse(hex, sizeof hex);
+	return same ? PASSWORD_OK_REHASH : PASSWORD_MISMATCH;
 }
 
 /* {SSHA} / {SSHA-256}: base64(digest(password || salt) || salt).
@@ -319,10 +323,11 @@ static enum password_verdict verify_ssha(const char *password, size_t len,
 		 EVP_DigestUpdate(ctx, raw + mdlen, (size_t)n - mdlen) == 1 &&
 		 EVP_DigestFinal_ex(ctx, digest, &dlen) == 1;
 	EVP_MD_CTX_free(ctx);
+	bool same = ok && bytes_equal_const_time(digest, raw, mdlen);
+	OPENSSL_cleanse(digest, sizeof digest);
 	if (!ok)
 		return PASSWORD_BAD_HASH;
-	return bytes_equal_const_time(digest, raw, mdlen) ? PASSWORD_OK_REHASH
-							   : PASSWORD_MISMATCH;
+	return same ? PASSWORD_OK_REHASH : PASSWORD_MISMATCH;
 }
 
 enum password_verdict password_verify(const char *password, size_t len,
