@@ -447,7 +447,7 @@ bool src_number_by_double(const char *text, double scale, int64_t max, int64_t *
 static int collect_name(void *ctx, const struct src_value *row, size_t ncols)
 {
 	struct name_list *l = ctx;
-	if (ncols >= 1 && l->n < 256 && !row[0].is_null) {
+	if (ncols >= 1 && l->n < NAMES_MAX && !row[0].is_null) {
 		snprintf(l->names[l->n], sizeof l->names[0], "%.*s",
 			 (int)(row[0].len < 64 ? row[0].len : 64), row[0].s);
 		l->n++;
@@ -505,15 +505,22 @@ static void set_tables(struct source *s, const char *prefix)
 
 int src_read_layout(struct source *s, struct layout *l, bool need_wbo)
 {
+	/* Only the names migrate looks for: a database it shares with other
+	 * applications may hold more tables than the list. */
 	static const char *const tables_sql[] = {
-		[SOURCE_SQLITE] = "SELECT name FROM sqlite_master WHERE type = 'table'",
+		[SOURCE_SQLITE] = "SELECT name FROM sqlite_master WHERE type = 'table' AND "
+				  "(name LIKE '%users' OR name LIKE '%wbo' OR name = 'collections')",
 		[SOURCE_MYSQL] = "SELECT table_name FROM information_schema.tables "
-				 "WHERE table_schema = DATABASE()",
+				 "WHERE table_schema = DATABASE() AND (table_name LIKE '%users' "
+				 "OR table_name LIKE '%wbo' OR table_name = 'collections')",
 	};
 	char prefix[64], sql[256];
 	memset(l, 0, sizeof *l);
 	if (src_query(s, tables_sql[s->kind], 1, collect_name, &l->tables) < 0)
 		return fail(EXIT_FAILED, "cannot read the tables of %s: %s", s->name, s->error);
+	if (l->tables.n == NAMES_MAX)
+		return fail(EXIT_FAILED, "%s has more than %d tables named *users or *wbo: "
+					 "migrate a copy holding one server's", s->name, NAMES_MAX);
 	int rc = need_wbo ? find_prefix(s, &l->tables, prefix, sizeof prefix) : EXIT_OK;
 	if (rc != EXIT_OK)
 		return rc;
@@ -533,5 +540,8 @@ int src_read_layout(struct source *s, struct layout *l, bool need_wbo)
 	if (src_query(s, sql, 1, collect_name, &l->user_columns) < 0)
 		return fail(EXIT_FAILED, "cannot read the columns of %s in %s: %s", s->users_name,
 			    s->name, s->error);
+	if (l->user_columns.n == NAMES_MAX)
+		return fail(EXIT_FAILED, "%s: %s has more than %d columns: not an old server's",
+			    s->name, s->users_name, NAMES_MAX);
 	return EXIT_OK;
 }

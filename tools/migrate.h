@@ -72,9 +72,11 @@ bool src_number_text(const struct src_value *v, char *out, size_t cap);
  * within +-max: the fallback where exact parsing fails. */
 bool src_number_by_double(const char *text, double scale, int64_t max, int64_t *out);
 
-/* The names of the source's tables and of the users table's columns. */
+/* The names of the source's tables and of the users table's columns;
+ * src_read_layout() refuses a source that fills the list. */
+#define NAMES_MAX 256
 struct name_list {
-	char names[256][65];
+	char names[NAMES_MAX][65];
 	size_t n;
 };
 

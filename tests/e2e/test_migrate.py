@@ -947,6 +947,28 @@ def test_migrate_refuses_records_no_client_could_read_and_prints_source_bytes_sa
     run("user", "delete", fine, "--yes")
 
 
+def test_migrate_finds_its_tables_among_many_others():
+    """A database the old server shared with other applications: its users and
+    wbo tables after 300 others are found, and the others are never read."""
+    tag = secrets.token_hex(3)
+    name = f"shared{tag}"
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "weave_db")
+        db = sqlite3.connect(path)
+        db.executescript("".join(f"create table app_{i} (x);" for i in range(300)))
+        db.executescript(FSYNCMS_SQLITE_SCHEMA)
+        db.execute("insert into users values (?, ?)", (name, md5("shared-password")))
+        db.execute("insert into wbo (username, id, collection, modified, payload) values "
+                   "(?, 'm', 'meta', 1265402837.12, 'global')", (name,))
+        db.commit()
+        db.close()
+        p = expect(0, "migrate", "--from", f"sqlite:{path}")
+    assert "migrated 1 accounts and 1 records" in p.stdout, p.stdout
+    check_legacy_login(name, "shared-password",
+                       {"meta": {"m": ("global", None, "1265402837.12", None)}})
+    run("user", "delete", name, "--yes")
+
+
 def test_migrate_source_password_never_on_the_command_line():
     legacy = LegacyMySQL(FSYNCMS_SCHEMA)
     try:
