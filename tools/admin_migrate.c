@@ -614,9 +614,13 @@ static int stream_records(struct migration *m)
 	char sql[256];
 	if (m->dir != NULL)
 		return migrate_dir_records(m);
+	/* Grouped by the exact bytes migrate_find_user() compares: a column
+	 * declared NOCASE in an SQLite file would interleave "Bob" and "bob"
+	 * and split an account's records into two transactions. (In MySQL
+	 * the users key is unique under the column's own collation.) */
 	snprintf(sql, sizeof sql, "SELECT username, collection, id, parentid, predecessorid, "
-				  "sortindex, modified, payload FROM %s ORDER BY username",
-		 m->src.wbo_table);
+				  "sortindex, modified, payload FROM %s ORDER BY username%s",
+		 m->src.wbo_table, m->src.kind == SOURCE_SQLITE ? " COLLATE BINARY" : "");
 	if (src_query(&m->src, sql, 8, migrate_record, m) < 0 &&
 	    m->fatal == EXIT_OK) {
 		if (m->current != NULL && !m->dry_run)

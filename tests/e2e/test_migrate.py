@@ -969,6 +969,30 @@ def test_migrate_finds_its_tables_among_many_others():
     run("user", "delete", name, "--yes")
 
 
+def test_migrate_an_account_is_one_transaction_whatever_the_source_collation():
+    """wbo.username declared NOCASE: "Bob" and "bob" rows would come
+    interleaved; Bob's bad record must still roll back all of Bob."""
+    tag = secrets.token_hex(3)
+    upper, lower = f"Bob{tag}", f"bob{tag}"
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "weave_db")
+        db = sqlite3.connect(path)
+        db.executescript(FSYNCMS_SQLITE_SCHEMA.replace(
+            "create table wbo (username text,", "create table wbo (username text collate nocase,"))
+        for n in (upper, lower):
+            db.execute("insert into users values (?, ?)", (n, md5("nocase-password")))
+        for user, rid, coll in ((upper, "good", "tabs"), (lower, "x", "tabs"),
+                                (upper, "bad", "not a collection")):
+            db.execute("insert into wbo (username, id, collection, modified, payload) values "
+                       "(?, ?, ?, 1265402837.12, 'p')", (user, rid, coll))
+        db.commit()
+        db.close()
+        p = expect(1, "migrate", "--from", f"sqlite:{path}")
+    assert f"{upper.lower()}: NOT migrated" in p.stderr, p.stderr
+    assert "migrated 0 accounts" in p.stdout, p.stdout
+    expect(1, "user", "show", upper.lower())     # nothing of it stayed
+
+
 def test_migrate_source_password_never_on_the_command_line():
     legacy = LegacyMySQL(FSYNCMS_SCHEMA)
     try:
