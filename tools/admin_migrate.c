@@ -32,6 +32,7 @@
 #include "validate.h"
 
 #define PAYLOAD_MAX 16777215
+#define BATCH_BYTES (4 * 1024 * 1024)
 #define FUTURE_SLACK (INT64_C(86400) * 100) /* centiseconds */
 
 static const struct migrate_format *const formats[] = {
@@ -240,6 +241,7 @@ static void free_batch(struct migration *m)
 			m->owned[i][k] = NULL;
 		}
 	m->nbatch = 0;
+	m->batch_bytes = 0;
 }
 
 static char *own(char **slot, const char *s, size_t len)
@@ -462,7 +464,13 @@ static void keep_record(struct migration *m, struct legacy_user *u, const struct
 		u->max_modified = r->row.modified;
 	snprintf(coll, sizeof coll, "%.*s", (int)r->collection_len, r->collection);
 	count_add(&u->collections, coll, 1);
+	/* A batch is one large record or at most BATCH_BYTES of payloads:
+	 * its INSERT must fit the target's max_allowed_packet (16 MB by
+	 * default) and its copies in memory stay small. */
+	if (m->nbatch > 0 && m->batch_bytes + r->row.payload_len > BATCH_BYTES)
+		flush_batch(m);
 	batch_add(m, r);
+	m->batch_bytes += r->row.payload_len;
 	if (m->nbatch == DB_INSERT_CHUNK)
 		flush_batch(m);
 }

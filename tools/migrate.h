@@ -167,7 +167,7 @@ struct migration {
 	struct legacy_user *current;
 	struct db_record batch[DB_INSERT_CHUNK];
 	char *owned[DB_INSERT_CHUNK][5];
-	size_t nbatch;
+	size_t nbatch, batch_bytes;
 	struct counters totals;
 	int64_t seen, copied, orphans, orphan_users, warnings, failed, exists, created;
 	char last_orphan[128];

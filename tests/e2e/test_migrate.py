@@ -993,6 +993,28 @@ def test_migrate_an_account_is_one_transaction_whatever_the_source_collation():
     expect(1, "user", "show", upper.lower())     # nothing of it stayed
 
 
+def test_migrate_large_records_fit_the_targets_packet_limit():
+    """Five 4 MiB payloads (20 MiB) of one account: inserted in batches that
+    each fit max_allowed_packet (16 MiB on the stack), not refused whole."""
+    tag = secrets.token_hex(3)
+    name = f"large{tag}"
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "weave_db")
+        db = sqlite3.connect(path)
+        db.executescript(FSYNCMS_SQLITE_SCHEMA)
+        db.execute("insert into users values (?, ?)", (name, md5("large-password")))
+        for i in range(5):
+            db.execute("insert into wbo (username, id, collection, modified, payload) values "
+                       "(?, ?, 'history', 1265402837.12, ?)", (name, f"r{i}", "a" * (4 << 20)))
+        db.commit()
+        db.close()
+        p = expect(0, "migrate", "--from", f"sqlite:{path}")
+    assert "migrated 1 accounts and 5 records" in p.stdout, p.stdout
+    assert scalar("SELECT @@max_allowed_packet") == str(16 << 20)
+    assert admin_json("user", "show", name)["records"] == 5
+    run("user", "delete", name, "--yes")
+
+
 def test_migrate_source_password_never_on_the_command_line():
     legacy = LegacyMySQL(FSYNCMS_SCHEMA)
     try:
