@@ -120,6 +120,8 @@ static char *load_alert(struct migration *m, const char *name, const struct src_
 /* The legacy name v as ours into u->name, or why not. */
 static void load_name(struct legacy_user *u, const struct src_value *v)
 {
+	char *key_why = u->why; /* a long key is a long name: this says it better */
+	u->why = NULL;
 	if (v->len > LEGACY_NAME_MAX || memchr(v->s, '\0', v->len) != NULL) {
 		u->why = xstrdup(v->len > LEGACY_NAME_MAX
 					 ? "the user name is longer than 254 bytes"
@@ -129,11 +131,13 @@ static void load_name(struct legacy_user *u, const struct src_value *v)
 		 * its name is its address when none was given. */
 		if (account_name_is_email(v->s, v->len) && u->email == NULL)
 			u->email = xstrndup(v->s, v->len);
+		u->why = key_why;
 		return;
 	} else {
 		u->why = xstrdup("the user name is not 1-32 of A-Z a-z 0-9 . _ - "
 				 "(nor an e-mail address)");
 	}
+	free(key_why);
 	snprintf(u->name, sizeof u->name, "%.*s", (int)(v->len < 32 ? v->len : 32), v->s);
 }
 
