@@ -1,8 +1,9 @@
 /*
  * admin_migrate_users.c - migrate: the source's users table into legacy
  * accounts: each name mapped to ours (e-mail logins to their Sync 1.1
- * hashed name), its hash, e-mail and alert checked, duplicates and
- * collisions marked as failed with the reason; and the run's warnings.
+ * hashed name), its hash, e-mail and alert checked against their bounds
+ * before anything is kept, duplicates and collisions marked as failed
+ * with the reason; and the run's warnings, made safe for a terminal.
  */
 #include <ctype.h>
 #include <stdarg.h>
