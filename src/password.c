@@ -261,9 +261,11 @@ static enum password_verdict verify_weave_minimal(const char *password, size_t l
 		snprintf(mine + 2 * i, 3, "%02x", digest[i]);
 	memcpy(theirs, hex, 17);
 	ascii_lower(theirs);
+	bool same = bytes_equal_const_time(mine, theirs, 16);
+	/* The digest opens the account as well as the password does. */
 	OPENSSL_cleanse(digest, sizeof digest);
-	return bytes_equal_const_time(mine, theirs, 16) ? PASSWORD_OK_REHASH
-							: PASSWORD_MISMATCH;
+	OPENSSL_cleanse(mine, sizeof mine);
+	return same ? PASSWORD_OK_REHASH : PASSWORD_MISMATCH;
 }
 
 static bool is_hex_md5(const char *s)
@@ -285,8 +287,22 @@ static enum password_verdict verify_md5(const char *password, size_t len,
 	char lower[33];
 	memcpy(lower, stored, 33);
 	ascii_lower(lower);
-	return bytes_equal_const_time(hex, lower, 32) ? PASSWORD_OK_REHASH
-						       : PASSWORD_MISMATCH;
+	bool same = bytes_equal_const_time(hex, lower, 32);
+	OPENSSL_cleanse(digest, sizeof digest);
+	OPENSSL_cleanse(hex, sizeof hex);
+	return same ? PASSWORD_OK_REHASH : PASSWORD_MISMATCH;
+}
+
+/* {SSHA} / {SSHA-256}: base64(digest(password || salt) || salt).
+ * NULL, or why verify_ssha() could not use it. */
+static const char *ssha_check(const char *b64, const EVP_MD *md)
+{
+	unsigned char raw[512];
+	int n = base64_decode(b64, raw, sizeof raw);
+	OPENSSL_cleanse(raw, sizeof raw);
+	if (n <= EVP_MD_get_size(md))
+		return "it is not base64 of a digest and a salt";
+	return NULL;
 }
 
 /* {SSHA} / {SSHA-256}: base64(digest(password || salt) || salt). */
@@ -307,10 +323,11 @@ static enum password_verdict verify_ssha(const char *password, size_t len,
 		 EVP_DigestUpdate(ctx, raw + mdlen, (size_t)n - mdlen) == 1 &&
 		 EVP_DigestFinal_ex(ctx, digest, &dlen) == 1;
 	EVP_MD_CTX_free(ctx);
+	bool same = ok && bytes_equal_const_time(digest, raw, mdlen);
+	OPENSSL_cleanse(digest, sizeof digest);
 	if (!ok)
 		return PASSWORD_BAD_HASH;
-	return bytes_equal_const_time(digest, raw, mdlen) ? PASSWORD_OK_REHASH
-							   : PASSWORD_MISMATCH;
+	return same ? PASSWORD_OK_REHASH : PASSWORD_MISMATCH;
 }
 
 enum password_verdict password_verify(const char *password, size_t len,
@@ -348,8 +365,11 @@ const char *password_hash_problem(const char *stored)
 		return is_hex(stored + strlen(WEAVE_MINIMAL_PREFIX), 16)
 			       ? NULL
 			       : "it is not $weave-minimal$ and 16 hex digits";
-	if (strncmp(stored, "{SSHA-256}", 10) == 0 || strncmp(stored, "{SSHA}", 6) == 0 ||
-	    is_hex_md5(stored))
+	if (strncmp(stored, "{SSHA-256}", 10) == 0)
+		return ssha_check(stored + 10, EVP_sha256());
+	if (strncmp(stored, "{SSHA}", 6) == 0)
+		return ssha_check(stored + 6, EVP_sha1());
+	if (is_hex_md5(stored))
 		return NULL;
 	return "it is not MD5, {SSHA}, {SSHA-256}, bcrypt or scrypt";
 }

@@ -32,6 +32,8 @@
 #include "validate.h"
 
 #define PAYLOAD_MAX 16777215
+#define BATCH_BYTES (4 * 1024 * 1024)
+#define FUTURE_SLACK (INT64_C(86400) * 100) /* centiseconds */
 
 static const struct migrate_format *const formats[] = {
 	&migrate_fsyncms, &migrate_php, &migrate_weave_minimal,
@@ -130,7 +132,13 @@ static const char *convert_modified(const struct migration *m, const struct src_
 	}
 	if (!src_number_text(v, text, sizeof text))
 		return "modified is not a number";
-	return m->format->modified(text, out);
+	const char *why = m->format->modified(text, out);
+	/* The account's clock starts at its newest record: one from the
+	 * future would stamp every later write there (docs/protocol.md,
+	 * Timestamps). A day covers the old server's clock being ahead. */
+	if (why == NULL && *out > now_centiseconds() + FUTURE_SLACK)
+		why = "modified is more than a day in the future";
+	return why;
 }
 
 static const char *convert_sortindex(const struct src_value *v, struct db_record *r)
@@ -150,14 +158,16 @@ static const char *convert_sortindex(const struct src_value *v, struct db_record
 	return NULL;
 }
 
+/* An id as the API takes it (validate_wbo_id): one the API refuses could
+ * never be fetched or deleted by a client. An empty optional id is none. */
 static const char *id_field(const struct src_value *v, bool required, const char *what)
 {
-	static char why[64];
-	if (v->is_null && !required)
+	static char why[96];
+	if (!required && (v->is_null || v->len == 0))
 		return NULL;
-	if (v->is_null || (required && v->len == 0) || v->len > WBO_ID_MAX ||
-	    memchr(v->s, '\0', v->len) != NULL) {
-		snprintf(why, sizeof why, "%s is not 1-64 bytes", what);
+	if (v->is_null || !validate_wbo_id(v->s, v->len)) {
+		snprintf(why, sizeof why, "%s is not 1-64 printable ASCII characters "
+					  "without / and ,", what);
 		return why;
 	}
 	return NULL;
@@ -198,11 +208,11 @@ static const char *convert_record(struct migration *m, const struct legacy_user 
 		return why;
 	r->row.id = row[2].s;
 	r->row.id_len = row[2].len;
-	if (!row[3].is_null) {
+	if (!row[3].is_null && row[3].len > 0) {
 		r->row.parentid = row[3].s;
 		r->row.parentid_len = row[3].len;
 	}
-	if (!row[4].is_null) {
+	if (!row[4].is_null && row[4].len > 0) {
 		r->row.predecessorid = row[4].s;
 		r->row.predecessorid_len = row[4].len;
 	}
@@ -212,6 +222,9 @@ static const char *convert_record(struct migration *m, const struct legacy_user 
 	if (!row[7].is_null) {
 		if (row[7].len > PAYLOAD_MAX)
 			return "a payload is larger than 16 MB";
+		/* Clients read it inside JSON: anything else breaks the listing. */
+		if (!validate_utf8(row[7].s, row[7].len))
+			return "a payload is not UTF-8 text";
 		r->row.payload = row[7].s;
 		r->row.payload_len = row[7].len;
 	}
@@ -228,6 +241,7 @@ static void free_batch(struct migration *m)
 			m->owned[i][k] = NULL;
 		}
 	m->nbatch = 0;
+	m->batch_bytes = 0;
 }
 
 static char *own(char **slot, const char *s, size_t len)
@@ -286,6 +300,10 @@ static void report_user(struct migration *m, struct legacy_user *u)
 	} else {
 		buf_printf(&line, "%s: NOT migrated: %s", u->name, u->why ? u->why : "?");
 	}
+	if (line.data == NULL)
+		buf_puts(&line, "");
+	/* Names, ids and messages may hold the source's bytes. */
+	migrate_printable(line.data, line.len);
 	if (m->progress.on)
 		fputs("\r\033[K", stderr);
 	if (u->state == LEGACY_FAILED)
@@ -314,6 +332,17 @@ void migrate_fail_user(struct migration *m, struct legacy_user *u, const char *w
 	report_user(m, u);
 	if (m->current == u)
 		m->current = NULL;
+}
+
+/* The account row as the old server had it, on node. */
+static enum db_status create_user(struct legacy_user *u, const char *node)
+{
+	enum db_status st = db_user_create(u->name, u->hash, u->email, node, &u->id);
+	if (st == DB_OK && u->status != 1)
+		st = db_user_set_status(u->id, 0);
+	if (st == DB_OK && u->alert != NULL)
+		st = db_user_set_alert(u->id, u->alert);
+	return st;
 }
 
 /* Open the account's transaction and create it. */
@@ -348,12 +377,8 @@ static void start_user(struct migration *m, struct legacy_user *u)
 		return;
 	}
 	if (st == DB_OK)
-		st = db_user_create(u->name, u->hash, u->email, node, &u->id);
+		st = create_user(u, node);
 	free(node);
-	if (st == DB_OK && u->status != 1)
-		st = db_user_set_status(u->id, 0);
-	if (st == DB_OK && u->alert != NULL)
-		st = db_user_set_alert(u->id, u->alert);
 	if (st == DB_CONFLICT) { /* created meanwhile by someone else */
 		db_rollback();
 		u->state = LEGACY_EXISTS;
@@ -392,6 +417,64 @@ static void finish_user(struct migration *m, struct legacy_user *u)
 	report_user(m, u);
 }
 
+/* A record of a name that is not in users: nobody could read it. Each
+ * such name is told once per run of its rows. */
+static void note_orphan(struct migration *m, const struct src_value *name)
+{
+	m->orphans++;
+	int len = (int)(name->len < sizeof m->last_orphan - 1 ? name->len
+							       : sizeof m->last_orphan - 1);
+	if (m->orphan_users > 0 && strncmp(m->last_orphan, name->s, (size_t)len) == 0 &&
+	    m->last_orphan[len] == '\0')
+		return;
+	m->orphan_users++;
+	snprintf(m->last_orphan, sizeof m->last_orphan, "%.*s", len, name->s);
+	migrate_warn(m, "records of '%s', who is not in the users table, are not copied",
+		     m->last_orphan);
+}
+
+/* The stream reached u's rows: the previous account is finished, u
+ * started (or, its rows in a second run, its transaction opened again). */
+static void enter_user(struct migration *m, struct legacy_user *u)
+{
+	if (m->current != NULL)
+		finish_user(m, m->current);
+	if (m->fatal != EXIT_OK)
+		return;
+	if (u->state == LEGACY_PENDING) {
+		start_user(m, u);
+	} else if (u->state == LEGACY_DONE) {
+		/* Its rows came in two runs (a case-insensitive source order). */
+		u->state = LEGACY_ACTIVE;
+		m->current = u;
+		m->created--;
+		enum db_status st = m->dry_run ? DB_OK : db_begin();
+		if (st != DB_OK)
+			set_fatal(m, st, "starting a transaction");
+	}
+}
+
+/* A converted record into the account's batch and counts. */
+static void keep_record(struct migration *m, struct legacy_user *u, const struct db_record *r)
+{
+	char coll[COLLECTION_MAX + 1];
+	u->records++;
+	m->copied++;
+	if (r->row.modified > u->max_modified)
+		u->max_modified = r->row.modified;
+	snprintf(coll, sizeof coll, "%.*s", (int)r->collection_len, r->collection);
+	count_add(&u->collections, coll, 1);
+	/* A batch is one large record or at most BATCH_BYTES of payloads:
+	 * its INSERT must fit the target's max_allowed_packet (16 MB by
+	 * default) and its copies in memory stay small. */
+	if (m->nbatch > 0 && m->batch_bytes + r->row.payload_len > BATCH_BYTES)
+		flush_batch(m);
+	batch_add(m, r);
+	m->batch_bytes += r->row.payload_len;
+	if (m->nbatch == DB_INSERT_CHUNK)
+		flush_batch(m);
+}
+
 int migrate_record(void *ctx, const struct src_value *row, size_t ncols)
 {
 	struct migration *m = ctx;
@@ -402,38 +485,13 @@ int migrate_record(void *ctx, const struct src_value *row, size_t ncols)
 	progress_update(&m->progress, m->seen);
 	struct legacy_user *u = row[0].is_null ? NULL : migrate_find_user(m, row[0].s, row[0].len);
 	if (u == NULL) {
-		/* Records of a name that is not in users: nobody could read them. */
-		m->orphans++;
-		int len = (int)(row[0].len < sizeof m->last_orphan - 1 ? row[0].len
-								       : sizeof m->last_orphan - 1);
-		if (m->orphan_users == 0 || strncmp(m->last_orphan, row[0].s, (size_t)len) != 0 ||
-		    m->last_orphan[len] != '\0') {
-			m->orphan_users++;
-			snprintf(m->last_orphan, sizeof m->last_orphan, "%.*s", len, row[0].s);
-			migrate_warn(m, "records of '%s', who is not in the users table, are not copied",
-			     m->last_orphan);
-		}
+		note_orphan(m, &row[0]);
 		return 0;
 	}
-	if (u != m->current) {
-		if (m->current != NULL)
-			finish_user(m, m->current);
-		if (m->fatal != EXIT_OK)
-			return 1;
-		if (u->state == LEGACY_PENDING) {
-			start_user(m, u);
-		} else if (u->state == LEGACY_DONE) {
-			/* Its rows came in two runs (a case-insensitive source order). */
-			u->state = LEGACY_ACTIVE;
-			m->current = u;
-			m->created--;
-			enum db_status st = m->dry_run ? DB_OK : db_begin();
-			if (st != DB_OK)
-				set_fatal(m, st, "starting a transaction");
-		}
-		if (m->fatal != EXIT_OK)
-			return 1;
-	}
+	if (u != m->current)
+		enter_user(m, u);
+	if (m->fatal != EXIT_OK)
+		return 1;
 	if (u->state != LEGACY_ACTIVE) {
 		u->skipped++;
 		return 0;
@@ -442,22 +500,14 @@ int migrate_record(void *ctx, const struct src_value *row, size_t ncols)
 	if (why != NULL) {
 		struct buf msg;
 		buf_init(&msg, 1024);
-		buf_printf(&msg, "record '%.64s' in '%.32s': %s", r.row.id ? r.row.id : "?",
+		buf_printf(&msg, "record '%.64s' in '%.*s': %s", r.row.id ? r.row.id : "?",
+			   r.collection ? (int)(r.collection_len < 32 ? r.collection_len : 32) : 1,
 			   r.collection ? r.collection : "?", why);
 		migrate_fail_user(m, u, msg.data);
 		buf_free(&msg);
 		return 0;
 	}
-	u->records++;
-	m->copied++;
-	if (r.row.modified > u->max_modified)
-		u->max_modified = r.row.modified;
-	char coll[COLLECTION_MAX + 1];
-	snprintf(coll, sizeof coll, "%.*s", (int)r.collection_len, r.collection);
-	count_add(&u->collections, coll, 1);
-	batch_add(m, &r);
-	if (m->nbatch == DB_INSERT_CHUNK)
-		flush_batch(m);
+	keep_record(m, u, &r);
 	return m->fatal != EXIT_OK;
 }
 
@@ -572,9 +622,13 @@ static int stream_records(struct migration *m)
 	char sql[256];
 	if (m->dir != NULL)
 		return migrate_dir_records(m);
+	/* Grouped by the exact bytes migrate_find_user() compares: a column
+	 * declared NOCASE in an SQLite file would interleave "Bob" and "bob"
+	 * and split an account's records into two transactions. (In MySQL
+	 * the users key is unique under the column's own collation.) */
 	snprintf(sql, sizeof sql, "SELECT username, collection, id, parentid, predecessorid, "
-				  "sortindex, modified, payload FROM %s ORDER BY username",
-		 m->src.wbo_table);
+				  "sortindex, modified, payload FROM %s ORDER BY username%s",
+		 m->src.wbo_table, m->src.kind == SOURCE_SQLITE ? " COLLATE BINARY" : "");
 	if (src_query(&m->src, sql, 8, migrate_record, m) < 0 &&
 	    m->fatal == EXIT_OK) {
 		if (m->current != NULL && !m->dry_run)

@@ -97,9 +97,21 @@ static int open_weave_minimal(struct migration *m, const char *dir)
 		return fail(EXIT_FAILED, "cannot read %s: %s", dir, strerror(errno));
 	struct dirent *e;
 	size_t seen = 0;
-	while ((e = readdir(d)) != NULL && seen++ < DIR_FILES_MAX)
+	errno = 0;
+	while (seen < DIR_FILES_MAX && (e = readdir(d)) != NULL) {
 		add_minimal_user(m, dir, e->d_name);
+		seen++;
+		errno = 0;
+	}
+	/* Never a partial list of users: a run must copy all or say so. */
+	int err = errno;
+	bool more = seen == DIR_FILES_MAX && readdir(d) != NULL;
 	closedir(d);
+	if (err != 0)
+		return fail(EXIT_FAILED, "cannot read %s: %s", dir, strerror(err));
+	if (more)
+		return fail(EXIT_FAILED, "%s holds more than %d files: not a weave-minimal data "
+					 "directory this command reads", dir, DIR_FILES_MAX);
 	if (m->nusers == 0)
 		return fail(EXIT_FAILED, "%s has no NAME.HASH files: not a weave-minimal data "
 					 "directory (nor the PHP server's: no _users file)", dir);
@@ -209,7 +221,9 @@ static const char *minimal_tables(struct file_rows *f, struct source *s, char *w
 {
 	struct counters tables = { 0 };
 	const char *bad = NULL;
-	if (src_query(s, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", 1,
+	/* SQLite's own tables (sqlite_stat1 after an ANALYZE, ...) hold no records. */
+	if (src_query(s, "SELECT name FROM sqlite_master WHERE type = 'table' AND "
+			 "name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name", 1,
 		      collect_table, &tables) < 0)
 		bad = s->error;
 	else if (tables.n > USER_TABLES_MAX)

@@ -10,6 +10,9 @@
 
 #include "migrate.h"
 #include "util.h"
+#include "validate.h"
+
+#define USERID_MAX 32 /* digits of a users.id */
 
 /* The PHP server's fixed collection ids (WEAVE_COLLECTION_KEYS). */
 static const char *const php_collections[11] = {
@@ -30,7 +33,10 @@ static int load_collection(void *ctx, const struct src_value *row, size_t ncols)
 	int64_t id;
 	char num[32];
 	(void)ctx;
-	if (ncols < 3 || row[0].is_null || row[1].is_null || row[2].is_null || row[1].len >= sizeof num)
+	/* userid is an int(11) and name a varchar(32): longer values are no
+	 * user's, and a name is kept just long enough to fail the name rule. */
+	if (ncols < 3 || row[0].is_null || row[1].is_null || row[2].is_null ||
+	    row[1].len >= sizeof num || row[0].len > USERID_MAX)
 		return 0;
 	memcpy(num, row[1].s, row[1].len);
 	num[row[1].len] = '\0';
@@ -43,8 +49,15 @@ static int load_collection(void *ctx, const struct src_value *row, size_t ncols)
 	struct php_collection *c = &colls[ncolls++];
 	c->userid = xstrndup(row[0].s, row[0].len);
 	c->id = id;
-	c->name = xstrndup(row[2].s, row[2].len);
+	c->name = xstrndup(row[2].s, row[2].len <= COLLECTION_MAX ? row[2].len : COLLECTION_MAX + 1);
 	return 0;
+}
+
+static int collection_order(const void *a, const void *b)
+{
+	const struct php_collection *x = a, *y = b;
+	int c = strcmp(x->userid, y->userid);
+	return c != 0 ? c : (x->id > y->id) - (x->id < y->id);
 }
 
 static int load_collections(struct source *s, const struct layout *l)
@@ -55,6 +68,9 @@ static int load_collections(struct source *s, const struct layout *l)
 		      load_collection, NULL) < 0)
 		return fail(EXIT_FAILED, "cannot read the collections of %s: %s", s->name,
 			    s->error);
+	/* Looked up per record: sorted once, searched in log time. */
+	if (ncolls > 0)
+		qsort(colls, ncolls, sizeof *colls, collection_order);
 	return EXIT_OK;
 }
 
@@ -72,12 +88,14 @@ static void free_collections(void)
 /* The name of PHP collection id for the user, or NULL. */
 static const char *php_collection_name(const char *userid, int64_t id)
 {
+	struct php_collection probe = { .userid = (char *)userid, .id = id };
 	if (id >= 1 && id <= 10)
 		return php_collections[id];
-	for (size_t i = 0; i < ncolls; i++)
-		if (colls[i].id == id && strcmp(colls[i].userid, userid) == 0)
-			return colls[i].name;
-	return NULL;
+	if (ncolls == 0)
+		return NULL;
+	const struct php_collection *c =
+		bsearch(&probe, colls, ncolls, sizeof *colls, collection_order);
+	return c != NULL ? c->name : NULL;
 }
 
 static const char *collection_by_id(const char *user_key, const struct src_value *v,

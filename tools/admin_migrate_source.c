@@ -19,6 +19,25 @@
 #define SRC_VALUE_MAX (20 * 1024 * 1024)
 #define SRC_SQLITE_HEAP_MAX (INT64_C(256) * 1024 * 1024)
 
+/* The row's values as text; -1 when SQLite could not convert one (out of
+ * its bounded heap): a value must never be read past its bytes. */
+static int sqlite_values(sqlite3_stmt *stmt, struct src_value *v, size_t want)
+{
+	for (size_t i = 0; i < want; i++) {
+		int c = (int)i;
+		v[i].is_null = sqlite3_column_type(stmt, c) == SQLITE_NULL;
+		/* Text of any type: REAL as "%!.15g", blobs as bytes. */
+		v[i].s = v[i].is_null ? NULL : (const char *)sqlite3_column_text(stmt, c);
+		v[i].len = v[i].is_null ? 0 : (size_t)sqlite3_column_bytes(stmt, c);
+		if (v[i].s == NULL && !v[i].is_null &&
+		    (v[i].len != 0 || sqlite3_errcode(sqlite3_db_handle(stmt)) == SQLITE_NOMEM))
+			return -1;
+		if (v[i].s == NULL)
+			v[i].s = "";
+	}
+	return 0;
+}
+
 static int sqlite_rows(struct source *s, const char *sql, size_t want, src_row_fn fn,
 		       void *ctx)
 {
@@ -37,21 +56,19 @@ static int sqlite_rows(struct source *s, const char *sql, size_t want, src_row_f
 	}
 	int rc;
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		for (size_t i = 0; i < want; i++) {
-			int c = (int)i;
-			v[i].is_null = sqlite3_column_type(stmt, c) == SQLITE_NULL;
-			/* Text of any type: REAL as "%!.15g", blobs as bytes. */
-			v[i].s = v[i].is_null ? NULL : (const char *)sqlite3_column_text(stmt, c);
-			v[i].len = v[i].is_null ? 0 : (size_t)sqlite3_column_bytes(stmt, c);
-			if (v[i].s == NULL)
-				v[i].s = "";
+		if (sqlite_values(stmt, v, want) < 0) {
+			rc = SQLITE_NOMEM;
+			break;
 		}
 		if (fn(ctx, v, want) != 0) {
 			rc = SQLITE_DONE;
 			break;
 		}
 	}
-	if (rc != SQLITE_DONE)
+	if (rc == SQLITE_NOMEM)
+		snprintf(s->error, sizeof s->error, "a value could not be read within SQLite's "
+						    "bounded memory");
+	else if (rc != SQLITE_DONE)
 		snprintf(s->error, sizeof s->error, "%s", sqlite3_errmsg(s->lite));
 	sqlite3_finalize(stmt);
 	return rc == SQLITE_DONE ? 0 : -1;
@@ -308,20 +325,23 @@ static bool tls_wanted(const struct mysql_url *u)
 	return tls_mode(u) != TLS_OFF;
 }
 
-static void set_tls(MYSQL *my, const struct mysql_url *u)
+/* 0, or -1 when the library refused an option: then what was asked for
+ * (TLS, the certificate check) would silently not happen. tls=on sets
+ * the check off itself: Connector/C 3.4 and later turn it on by default. */
+static int set_tls(MYSQL *my, const struct mysql_url *u)
 {
 	enum src_tls tls = tls_mode(u);
-	my_bool yes = 1;
+	my_bool yes = 1, verify = tls == TLS_VERIFY;
 	if (tls == TLS_OFF)
-		return;
-	mysql_options(my, MYSQL_OPT_SSL_ENFORCE, &yes);
-	if (tls == TLS_VERIFY) {
-		mysql_options(my, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
-		if (u->ca != NULL)
-			mysql_options(my, MYSQL_OPT_SSL_CA, u->ca);
-		else
-			mysql_options(my, MYSQL_OPT_SSL_CAPATH, "/etc/ssl/certs");
-	}
+		return 0;
+	if (mysql_options(my, MYSQL_OPT_SSL_ENFORCE, &yes) != 0 ||
+	    mysql_options(my, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify) != 0)
+		return -1;
+	if (tls != TLS_VERIFY)
+		return 0;
+	if (u->ca != NULL)
+		return mysql_options(my, MYSQL_OPT_SSL_CA, u->ca) != 0 ? -1 : 0;
+	return mysql_options(my, MYSQL_OPT_SSL_CAPATH, "/etc/ssl/certs") != 0 ? -1 : 0;
 }
 
 static int mysql_connect_url(struct source *s, const struct mysql_url *u, const char *pass)
@@ -331,13 +351,14 @@ static int mysql_connect_url(struct source *s, const struct mysql_url *u, const 
 		return fail(EXIT_FAILED, "out of memory");
 	unsigned int timeout = 10, io_timeout = 600;
 	unsigned long packet = SRC_VALUE_MAX + 1024 * 1024;
-	mysql_options(s->my, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
-	mysql_options(s->my, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
-	/* No row larger than a payload can make us allocate more. */
-	mysql_options(s->my, MYSQL_OPT_MAX_ALLOWED_PACKET, &packet);
-	/* binary: the bytes as the old server stored them, never converted. */
-	mysql_options(s->my, MYSQL_SET_CHARSET_NAME, "binary");
-	set_tls(s->my, u);
+	/* No row larger than a payload can make us allocate more; binary:
+	 * the bytes as the old server stored them, never converted. */
+	if (mysql_options(s->my, MYSQL_OPT_CONNECT_TIMEOUT, &timeout) != 0 ||
+	    mysql_options(s->my, MYSQL_OPT_READ_TIMEOUT, &io_timeout) != 0 ||
+	    mysql_options(s->my, MYSQL_OPT_MAX_ALLOWED_PACKET, &packet) != 0 ||
+	    mysql_options(s->my, MYSQL_SET_CHARSET_NAME, "binary") != 0 || set_tls(s->my, u) < 0)
+		return fail(EXIT_FAILED, "%s: the MySQL client library refused a connection "
+					 "option", s->name);
 	if (mysql_real_connect(s->my, u->host[0] ? u->host : NULL, u->user, pass, u->db,
 			       (unsigned int)u->port, u->socket, 0) == NULL)
 		return fail(EXIT_FAILED, "cannot connect to %s: %s%s", s->name, mysql_error(s->my),
@@ -426,7 +447,7 @@ bool src_number_by_double(const char *text, double scale, int64_t max, int64_t *
 static int collect_name(void *ctx, const struct src_value *row, size_t ncols)
 {
 	struct name_list *l = ctx;
-	if (ncols >= 1 && l->n < 256 && !row[0].is_null) {
+	if (ncols >= 1 && l->n < NAMES_MAX && !row[0].is_null) {
 		snprintf(l->names[l->n], sizeof l->names[0], "%.*s",
 			 (int)(row[0].len < 64 ? row[0].len : 64), row[0].s);
 		l->n++;
@@ -484,15 +505,22 @@ static void set_tables(struct source *s, const char *prefix)
 
 int src_read_layout(struct source *s, struct layout *l, bool need_wbo)
 {
+	/* Only the names migrate looks for: a database it shares with other
+	 * applications may hold more tables than the list. */
 	static const char *const tables_sql[] = {
-		[SOURCE_SQLITE] = "SELECT name FROM sqlite_master WHERE type = 'table'",
+		[SOURCE_SQLITE] = "SELECT name FROM sqlite_master WHERE type = 'table' AND "
+				  "(name LIKE '%users' OR name LIKE '%wbo' OR name = 'collections')",
 		[SOURCE_MYSQL] = "SELECT table_name FROM information_schema.tables "
-				 "WHERE table_schema = DATABASE()",
+				 "WHERE table_schema = DATABASE() AND (table_name LIKE '%users' "
+				 "OR table_name LIKE '%wbo' OR table_name = 'collections')",
 	};
 	char prefix[64], sql[256];
 	memset(l, 0, sizeof *l);
 	if (src_query(s, tables_sql[s->kind], 1, collect_name, &l->tables) < 0)
 		return fail(EXIT_FAILED, "cannot read the tables of %s: %s", s->name, s->error);
+	if (l->tables.n == NAMES_MAX)
+		return fail(EXIT_FAILED, "%s has more than %d tables named *users or *wbo: "
+					 "migrate a copy holding one server's", s->name, NAMES_MAX);
 	int rc = need_wbo ? find_prefix(s, &l->tables, prefix, sizeof prefix) : EXIT_OK;
 	if (rc != EXIT_OK)
 		return rc;
@@ -512,5 +540,8 @@ int src_read_layout(struct source *s, struct layout *l, bool need_wbo)
 	if (src_query(s, sql, 1, collect_name, &l->user_columns) < 0)
 		return fail(EXIT_FAILED, "cannot read the columns of %s in %s: %s", s->users_name,
 			    s->name, s->error);
+	if (l->user_columns.n == NAMES_MAX)
+		return fail(EXIT_FAILED, "%s: %s has more than %d columns: not an old server's",
+			    s->name, s->users_name, NAMES_MAX);
 	return EXIT_OK;
 }

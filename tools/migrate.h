@@ -72,9 +72,11 @@ bool src_number_text(const struct src_value *v, char *out, size_t cap);
  * within +-max: the fallback where exact parsing fails. */
 bool src_number_by_double(const char *text, double scale, int64_t max, int64_t *out);
 
-/* The names of the source's tables and of the users table's columns. */
+/* The names of the source's tables and of the users table's columns;
+ * src_read_layout() refuses a source that fills the list. */
+#define NAMES_MAX 256
 struct name_list {
-	char names[256][65];
+	char names[NAMES_MAX][65];
 	size_t n;
 };
 
@@ -165,7 +167,7 @@ struct migration {
 	struct legacy_user *current;
 	struct db_record batch[DB_INSERT_CHUNK];
 	char *owned[DB_INSERT_CHUNK][5];
-	size_t nbatch;
+	size_t nbatch, batch_bytes;
 	struct counters totals;
 	int64_t seen, copied, orphans, orphan_users, warnings, failed, exists, created;
 	char last_orphan[128];
@@ -173,7 +175,13 @@ struct migration {
 	int fatal; /* an exit code once the database failed */
 };
 
-/* A warning on stderr, the first hundred of a run (admin_migrate_users.c). */
+/* Bytes from the source made safe for a terminal, in place: control
+ * characters (C0, DEL, C1) become '?', and so does every byte >= 0x80
+ * of text that is not UTF-8 (admin_migrate_users.c). */
+void migrate_printable(char *s, size_t len);
+
+/* A warning on stderr, the first hundred of a run, made printable
+ * (admin_migrate_users.c). */
 void migrate_warn(struct migration *m, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

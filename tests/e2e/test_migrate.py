@@ -29,6 +29,7 @@ import threading
 import time
 import warnings
 
+import weave
 from weave import ADMIN, CONFIG, admin, read_config, request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -118,7 +119,10 @@ def ssha256(pw):
 
 def check_legacy_login(name, pw, expected):
     """Log in through Apache with the old password and compare every record
-    with the legacy rows: {coll: {id: (payload, sortindex, "modified")}}."""
+    with the legacy rows: {coll: {id: (payload, sortindex, "modified")}}.
+    The password joins those the log scan (test_logs_hold_no_secrets.py)
+    looks for: a legacy hash's verify and re-hash must not log it either."""
+    weave.PASSWORDS.append(pw)
     r = auth_get(name, pw, "info/collections")
     assert r.status == 200, r
     assert set(r.json()) == set(expected), (r.json(), expected)
@@ -322,6 +326,7 @@ class LegacyMySQL:
         self.db = unique("legacy_")
         self.user = unique("leg")
         self.password = secrets.token_hex(12)
+        weave.PASSWORDS.append(self.password)   # the log scan looks for it too
         root_sql(f"CREATE DATABASE {self.db} CHARACTER SET utf8mb4")
         root_sql(schema, self.db)
         for host in ("127.0.0.1", "localhost"):
@@ -459,13 +464,13 @@ def test_migrate_fsyncms_fork_with_a_table_prefix():
     try:
         legacy.sql(f"INSERT INTO fsync_users VALUES ('{name}', '{bcrypt(pw, '2a', 12)}');"
                    "INSERT INTO fsync_wbo (username, id, collection, modified, sortindex, "
-                   f"payload, payload_size) VALUES ('{name}', 'form/with/slashes', 'forms', "
-                   "1400000000.25, 2, 'form', 4);")
+                   f"payload, payload_size) VALUES ('{name}', 'form.with-dots_and~{{tilde}}', "
+                   "'forms', 1400000000.25, 2, 'form', 4);")
         p = expect(0, "migrate", "--from", legacy.url(), env=legacy.env())
         assert "migrated 1 accounts and 1 records" in p.stdout, p.stdout
         assert "tables fsync_users and fsync_wbo" in p.stdout, p.stdout
         check_legacy_login(name, pw, {
-            "forms": {"form/with/slashes": ("form", 2, "1400000000.25", None)}})
+            "forms": {"form.with-dots_and~{tilde}": ("form", 2, "1400000000.25", None)}})
     finally:
         legacy.drop()
         run("user", "delete", name, "--yes")
@@ -706,13 +711,14 @@ def test_login_against_a_huge_stored_scrypt_hash_is_refused_within_small_memory(
 SANITIZED = "ASAN_OPTIONS" in os.environ
 
 
-def run_bounded(args, limit_bytes):
+def run_bounded(args, limit_bytes, env=None):
     """weave-admin under RLIMIT_AS; (exit code, stderr, peak RSS in KiB)."""
     def limit():
         if not SANITIZED:
             resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
     proc = subprocess.Popen([ADMIN, "--config", CONFIG, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, preexec_fn=limit)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=limit,
+                            env={**os.environ, **(env or {})})
     out = {}
     threads = [threading.Thread(target=lambda k=k, s=s: out.__setitem__(k, s.read()))
                for k, s in (("out", proc.stdout), ("err", proc.stderr))]
@@ -840,6 +846,193 @@ def test_migrate_tables_of_the_wrong_shape_are_reported_not_read_short():
         assert "cannot read the collections" in p.stderr, p.stderr
     finally:
         legacy.drop()
+
+
+def oversized_users_source(path, fine, size):
+    """16 users with a name and a hash of size bytes, 8 with a hash, e-mail
+    and alert of size bytes (all over their bounds), and one fine user."""
+    db = sqlite3.connect(path)
+    db.executescript("""
+        create table users (username text primary key, md5 text, email text, alert text);
+        create table wbo (username text, id text, collection text, parentid text,
+          predecessorid int, modified real, sortindex int, payload text);
+    """)
+    db.execute("insert into users values (?, ?, null, null)", (fine, md5("big-ok-password")))
+    for i in range(16):
+        db.execute("insert into users values (?, ?, null, null)",
+                   (f"{i:02d}" + "n" * size, "a" * size))
+    for i in range(8):
+        db.execute("insert into users values (?, ?, ?, ?)",
+                   (f"bighash{i}x", "a" * size, "e" * size + "@example.org", "b" * size))
+    db.commit()
+    db.close()
+
+
+def test_migrate_keeps_no_oversized_user_value_in_memory():
+    """Names, hashes, e-mail and alerts past their bounds are refused before a
+    copy is kept: memory does not grow with what a hostile users table holds.
+    Measured against the same table with values of 300 bytes (also over the
+    bounds, so the same paths run): kept whole, the 1 MiB values would add
+    40 MiB to the peak."""
+    fine = unique("bigok")
+    # ASan would hold SQLite's freed row buffers in its quarantine.
+    env = {"ASAN_OPTIONS": os.environ["ASAN_OPTIONS"] + ":quarantine_size_mb=0"} \
+        if SANITIZED else None
+    peaks = {}
+    with tempfile.TemporaryDirectory() as d:
+        for size in (300, 1 << 20):
+            path = os.path.join(d, f"weave_db_{size}")
+            oversized_users_source(path, fine, size)
+            code, err, peaks[size] = run_bounded(
+                ["migrate", "--dry-run", "--from", f"sqlite:{path}"], 1 << 30, env)
+            assert code == 1, (code, err)
+            assert err.count("NOT migrated: the user name is longer than 254 bytes") == 16, \
+                err[-3000:]
+            assert err.count("NOT migrated: the password hash is longer than 255 bytes") == 8, \
+                err[-3000:]
+        assert peaks[1 << 20] - peaks[300] < 16 * 1024, peaks
+        expect(1, "migrate", "--from", f"sqlite:{path}")
+    check_legacy_login(fine, "big-ok-password", {})
+    run("user", "delete", fine, "--yes")
+
+
+def test_migrate_two_weave_minimal_files_of_one_name_are_both_refused():
+    """Two NAME.HASH files (weave-minimal made one per password it was given)
+    cannot be told apart: neither is migrated, and SQLite's own tables in a
+    user's file (ANALYZE's sqlite_stat1) are no collection."""
+    tag = secrets.token_hex(3)
+    twice, fine = f"twice{tag}", f"once{tag}"
+    with tempfile.TemporaryDirectory() as d:
+        wm_write(wm_path(d, twice, "first-password"), "tabs",
+                 [{"id": "t1", "modified": 1265402837.5, "payload": "one"}])
+        wm_write(wm_path(d, twice, "second-password"), "tabs",
+                 [{"id": "t2", "modified": 1265402838.5, "payload": "two"}])
+        wm_write(wm_path(d, fine, "once-password"), "prefs",
+                 [{"id": "p", "modified": 1265402837.5, "payload": "pref"}])
+        db = sqlite3.connect(wm_path(d, fine, "once-password"))
+        db.execute("ANALYZE")
+        db.commit()
+        assert db.execute("select count(*) from sqlite_master where name = 'sqlite_stat1'"
+                          ).fetchone()[0] == 1
+        db.close()
+        p = expect(1, "migrate", "--from", f"sqlite:{d}")
+    assert p.stderr.count(f"{twice}: NOT migrated: its name has 2 files") == 2, p.stderr
+    assert "migrated 1 accounts and 1 records" in p.stdout, p.stdout
+    expect(1, "user", "show", twice)
+    check_legacy_login(fine, "once-password",
+                       {"prefs": {"p": ("pref", None, "1265402837.50", None)}})
+    run("user", "delete", fine, "--yes")
+
+
+def test_migrate_refuses_records_no_client_could_read_and_prints_source_bytes_safely():
+    tag = secrets.token_hex(3)
+    slash, latin, future, fine = f"slash{tag}", f"latin{tag}", f"future{tag}", f"clean{tag}"
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "weave_db")
+        db = sqlite3.connect(path)
+        db.executescript(FSYNCMS_SQLITE_SCHEMA)
+        # Stamped in 2100: the account's clock would start there.
+        db.execute("insert into wbo (username, id, collection, modified, payload) values "
+                   "(?, 'late', 'tabs', 4102444800.5, 'p')", (future,))
+        for n in (slash, latin, future, fine, "bad\x1b[2Jname"):
+            db.execute("insert into users values (?, ?)", (n, md5(n + "-password")))
+        rows = [
+            (slash, "a/b", None, "p"),          # no GET or DELETE could name it
+            (latin, "x", None, b"caf\xe9"),     # Latin-1: no JSON listing could carry it
+            (fine, "f", "", "ok"),              # an empty parentid is none
+            ("\x1b]0;owned\x07evil", "o", None, "p"),   # an orphan whose name is escapes
+        ]
+        for user, rid, parent, payload in rows:
+            db.execute("insert into wbo (username, id, collection, parentid, modified, payload)"
+                       " values (?, ?, 'bookmarks', ?, 1265402837.12, ?)",
+                       (user, rid, parent, payload))
+        db.commit()
+        db.close()
+        p = expect(1, "migrate", "--from", f"sqlite:{path}")
+    assert f"{slash}: NOT migrated" in p.stderr and "the id is not 1-64 printable" in p.stderr, \
+        p.stderr
+    assert f"{latin}: NOT migrated" in p.stderr and "a payload is not UTF-8" in p.stderr, \
+        p.stderr
+    assert f"{future}: NOT migrated" in p.stderr and "more than a day in the future" in \
+        p.stderr, p.stderr
+    # The source's bytes reach the terminal as text, never as its commands.
+    assert "\x1b" not in p.stderr + p.stdout and "\x07" not in p.stderr, p.stderr
+    assert "'?]0;owned?evil', who is not in the users table" in p.stderr, p.stderr
+    assert "bad?[2Jname: NOT migrated" in p.stderr, p.stderr
+    assert "migrated 1 accounts and 1 records" in p.stdout, p.stdout
+    for name in (slash, latin, future):
+        expect(1, "user", "show", name)
+    check_legacy_login(fine, fine + "-password",
+                       {"bookmarks": {"f": ("ok", None, "1265402837.12", None)}})
+    run("user", "delete", fine, "--yes")
+
+
+def test_migrate_finds_its_tables_among_many_others():
+    """A database the old server shared with other applications: its users and
+    wbo tables after 300 others are found, and the others are never read."""
+    tag = secrets.token_hex(3)
+    name = f"shared{tag}"
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "weave_db")
+        db = sqlite3.connect(path)
+        db.executescript("".join(f"create table app_{i} (x);" for i in range(300)))
+        db.executescript(FSYNCMS_SQLITE_SCHEMA)
+        db.execute("insert into users values (?, ?)", (name, md5("shared-password")))
+        db.execute("insert into wbo (username, id, collection, modified, payload) values "
+                   "(?, 'm', 'meta', 1265402837.12, 'global')", (name,))
+        db.commit()
+        db.close()
+        p = expect(0, "migrate", "--from", f"sqlite:{path}")
+    assert "migrated 1 accounts and 1 records" in p.stdout, p.stdout
+    check_legacy_login(name, "shared-password",
+                       {"meta": {"m": ("global", None, "1265402837.12", None)}})
+    run("user", "delete", name, "--yes")
+
+
+def test_migrate_an_account_is_one_transaction_whatever_the_source_collation():
+    """wbo.username declared NOCASE: "Bob" and "bob" rows would come
+    interleaved; Bob's bad record must still roll back all of Bob."""
+    tag = secrets.token_hex(3)
+    upper, lower = f"Bob{tag}", f"bob{tag}"
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "weave_db")
+        db = sqlite3.connect(path)
+        db.executescript(FSYNCMS_SQLITE_SCHEMA.replace(
+            "create table wbo (username text,", "create table wbo (username text collate nocase,"))
+        for n in (upper, lower):
+            db.execute("insert into users values (?, ?)", (n, md5("nocase-password")))
+        for user, rid, coll in ((upper, "good", "tabs"), (lower, "x", "tabs"),
+                                (upper, "bad", "not a collection")):
+            db.execute("insert into wbo (username, id, collection, modified, payload) values "
+                       "(?, ?, ?, 1265402837.12, 'p')", (user, rid, coll))
+        db.commit()
+        db.close()
+        p = expect(1, "migrate", "--from", f"sqlite:{path}")
+    assert f"{upper.lower()}: NOT migrated" in p.stderr, p.stderr
+    assert "migrated 0 accounts" in p.stdout, p.stdout
+    expect(1, "user", "show", upper.lower())     # nothing of it stayed
+
+
+def test_migrate_large_records_fit_the_targets_packet_limit():
+    """Five 4 MiB payloads (20 MiB) of one account: inserted in batches that
+    each fit max_allowed_packet (16 MiB on the stack), not refused whole."""
+    tag = secrets.token_hex(3)
+    name = f"large{tag}"
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "weave_db")
+        db = sqlite3.connect(path)
+        db.executescript(FSYNCMS_SQLITE_SCHEMA)
+        db.execute("insert into users values (?, ?)", (name, md5("large-password")))
+        for i in range(5):
+            db.execute("insert into wbo (username, id, collection, modified, payload) values "
+                       "(?, ?, 'history', 1265402837.12, ?)", (name, f"r{i}", "a" * (4 << 20)))
+        db.commit()
+        db.close()
+        p = expect(0, "migrate", "--from", f"sqlite:{path}")
+    assert "migrated 1 accounts and 5 records" in p.stdout, p.stdout
+    assert scalar("SELECT @@max_allowed_packet") == str(16 << 20)
+    assert admin_json("user", "show", name)["records"] == 5
+    run("user", "delete", name, "--yes")
 
 
 def test_migrate_source_password_never_on_the_command_line():

@@ -332,7 +332,8 @@ START_TEST(test_hash_problem_names_each_scheme)
 	ck_assert_int_eq(password_hash("password", 8, COST, fresh, sizeof fresh), 0);
 	ck_assert_ptr_null(password_hash_problem(fresh));
 	ck_assert_ptr_null(password_hash_problem("5f4dcc3b5aa765d61d8327deb882cf99"));
-	ck_assert_ptr_null(password_hash_problem("{SSHA-256}abcd"));
+	/* Three bytes: shorter than a SHA-256 digest, so no login could use it. */
+	ck_assert_ptr_nonnull(password_hash_problem("{SSHA-256}abcd"));
 	ck_assert_ptr_null(password_hash_problem("$weave-minimal$5604ecc1faac78eb"));
 	ck_assert_ptr_nonnull(password_hash_problem(NULL));
 	ck_assert_ptr_nonnull(password_hash_problem(""));
@@ -413,6 +414,12 @@ START_TEST(test_legacy_ssha)
 				"{SSHA-256}cnC3REOLz15D2CV9RvbxN0KUYbwBAgME/v8Afw==",
 				COST),
 			 PASSWORD_BAD_HASH);
+	/* What verifies, migrate and import may copy; what does not, they refuse. */
+	ck_assert_ptr_null(password_hash_problem(PY_SSHA));
+	ck_assert_ptr_null(password_hash_problem(PY_SSHA_SHORT));
+	ck_assert_ptr_null(password_hash_problem(PY_SSHA256));
+	ck_assert_ptr_nonnull(
+		password_hash_problem("{SSHA-256}cnC3REOLz15D2CV9RvbxN0KUYbwBAgME/v8Afw=="));
 }
 END_TEST
 
@@ -441,9 +448,11 @@ START_TEST(test_legacy_ssha_bad)
 		"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 		"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
 	};
-	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		ck_assert_msg(verify("password", bad[i], COST) == PASSWORD_BAD_HASH,
 			      "not BAD_HASH: %.40s", bad[i]);
+		ck_assert_msg(password_hash_problem(bad[i]) != NULL, "no problem: %.40s", bad[i]);
+	}
 }
 END_TEST
 
