@@ -19,13 +19,11 @@ import crypt  # noqa: deprecated in 3.11, still libxcrypt's crypt(3): bcrypt vec
 import hashlib
 import json
 import os
-import resource
 import secrets
 import socket
 import sqlite3
 import subprocess
 import tempfile
-import threading
 import time
 import warnings
 
@@ -711,24 +709,34 @@ def test_login_against_a_huge_stored_scrypt_hash_is_refused_within_small_memory(
 SANITIZED = "ASAN_OPTIONS" in os.environ
 
 
+# Runs argv[2:] as its own child under RLIMIT_AS argv[1] (0: none) and
+# prints the child's peak RSS last on stderr. The measured process must be
+# forked from a small process: a child's ru_maxrss starts at the RSS of the
+# process it was forked from, here the test runner's.
+MEASURE = r"""
+import os, resource, sys
+limit = int(sys.argv[1])
+pid = os.fork()
+if pid == 0:
+    if limit:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+sys.stderr.write(f"\nPEAK_KB {usage.ru_maxrss}\n")
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
 def run_bounded(args, limit_bytes, env=None):
     """weave-admin under RLIMIT_AS; (exit code, stderr, peak RSS in KiB)."""
-    def limit():
-        if not SANITIZED:
-            resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
-    proc = subprocess.Popen([ADMIN, "--config", CONFIG, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, preexec_fn=limit,
-                            env={**os.environ, **(env or {})})
-    out = {}
-    threads = [threading.Thread(target=lambda k=k, s=s: out.__setitem__(k, s.read()))
-               for k, s in (("out", proc.stdout), ("err", proc.stderr))]
-    for t in threads:
-        t.start()
-    _, status, usage = os.wait4(proc.pid, 0)
-    for t in threads:
-        t.join()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, out["err"], usage.ru_maxrss
+    limit = 0 if SANITIZED else limit_bytes
+    proc = subprocess.run(["/usr/bin/python3", "-c", MEASURE, str(limit),
+                           ADMIN, "--config", CONFIG, *args], capture_output=True,
+                          text=True, env={**os.environ, **(env or {})})
+    err, _, peak = proc.stderr.rpartition("\nPEAK_KB ")
+    assert peak.strip().isdigit(), proc.stderr[-2000:]
+    return proc.returncode, err, int(peak)
 
 
 def test_migrate_bounds_a_hostile_sqlite_file():
