@@ -99,8 +99,10 @@ bool kdf_gate_claim(const struct user *u, const char *password, size_t len,
 {
 	unsigned char fp[CACHE_MAC_BYTES];
 	memset(claim, 0, sizeof *claim);
-	if (!cache_key_fingerprint(u->password_hash, fp) ||
-	    !cache_key_verifier(u->id, fp, password, len, claim->key))
+	bool keyed = cache_key_fingerprint(u->password_hash, fp) &&
+		     cache_key_verifier(u->id, fp, password, len, claim->key);
+	OPENSSL_cleanse(fp, sizeof fp);
+	if (!keyed)
 		return false;
 	for (long step = 0; step < CLAIM_SECONDS * 1000000000L / WAIT_STEP_NS; step++) {
 		int64_t now = now_seconds();

@@ -422,6 +422,8 @@ enum auth_outcome login_authenticate(struct request *req, struct response *resp,
 	enum step s = STEP_NEXT;
 	for (size_t i = 0; i < sizeof steps / sizeof steps[0] && s == STEP_NEXT; i++)
 		s = steps[i](&l);
+	if (l.verified_hash != NULL)
+		OPENSSL_cleanse(l.verified_hash, strlen(l.verified_hash));
 	free(l.verified_hash);
 	auth_credentials_wipe(&l.cred);
 	if (s == STEP_DONE)
