@@ -183,6 +183,7 @@ bool account_cache_credential_ok(const struct user *u, const char *password,
 		   cache_key_fingerprint(u->password_hash, fp) &&
 		   credential_holds(&e, fp, password, len, now);
 	OPENSSL_cleanse(&e, sizeof e);
+	OPENSSL_cleanse(fp, sizeof fp);
 	return hit;
 }
 
@@ -202,6 +203,7 @@ void account_cache_credential_put(const struct user *u, const char *password,
 		store(tag, &e, now);
 	}
 	OPENSSL_cleanse(&e, sizeof e);
+	OPENSSL_cleanse(fp, sizeof fp);
 }
 
 void account_cache_probe(const char *username, struct account_probe *probe)
@@ -210,6 +212,7 @@ void account_cache_probe(const char *username, struct account_probe *probe)
 	uint64_t tag;
 	/* Any time will do for a name's id: it is checked against the row. */
 	probe->user_id = find(username, 0, 0, &e, &tag) ? (int64_t)e.w[ID] : 0;
+	OPENSSL_cleanse(&e, sizeof e);
 	probe->generation = change_board_generation(probe->user_id);
 	probe->epoch = change_board_epoch();
 }
@@ -247,6 +250,9 @@ bool account_cache_answer_get(const struct user *u, int64_t now, struct account_
 		   (int64_t)e->w[ANSWER_LAST_WRITE] == u->last_write &&
 		   now < (int64_t)e->w[ANSWER_VALID_UNTIL] && e->w[ANSWER_LEN] < BODY_BYTES;
 	change_board_count(hit ? BOARD_STAMP_HITS : BOARD_STAMP_MISSES);
+	/* Only the body is handed out: the verifier and fingerprint copied
+	 * with it do not stay in this process's memory. */
+	OPENSSL_cleanse(&e->w[FINGERPRINT], (size_t)(ANSWER_LAST_WRITE - FINGERPRINT) * 8);
 	if (!hit)
 		return false;
 	char *body = (char *)&e->w[BODY];

@@ -19,6 +19,17 @@
 
 static int bound = 1;
 
+/*
+ * Seconds on the clock credentials are stamped with (login.c). Not
+ * time(): the kernel's coarse clock behind it lags a tick at the start
+ * of each second, and a credential just stamped would look a second
+ * early (account_cache.h: "now >= verified") and be missed.
+ */
+static int64_t now_seconds(void)
+{
+	return now_centiseconds() / 100;
+}
+
 void kdf_gate_init(int64_t max_concurrent)
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -34,7 +45,7 @@ static void pause_a_little(void)
 int kdf_gate_enter(void)
 {
 	for (int waited = 0; waited * (WAIT_STEP_NS / 1000000) < KDF_WAIT_MS; waited++) {
-		int slot = change_board_kdf_enter(bound, (int64_t)time(NULL));
+		int slot = change_board_kdf_enter(bound, now_seconds());
 		if (slot >= 0)
 			return slot;
 		pause_a_little();
@@ -88,11 +99,13 @@ bool kdf_gate_claim(const struct user *u, const char *password, size_t len,
 {
 	unsigned char fp[CACHE_MAC_BYTES];
 	memset(claim, 0, sizeof *claim);
-	if (!cache_key_fingerprint(u->password_hash, fp) ||
-	    !cache_key_verifier(u->id, fp, password, len, claim->key))
+	bool keyed = cache_key_fingerprint(u->password_hash, fp) &&
+		     cache_key_verifier(u->id, fp, password, len, claim->key);
+	OPENSSL_cleanse(fp, sizeof fp);
+	if (!keyed)
 		return false;
 	for (long step = 0; step < CLAIM_SECONDS * 1000000000L / WAIT_STEP_NS; step++) {
-		int64_t now = (int64_t)time(NULL);
+		int64_t now = now_seconds();
 		if (account_cache_credential_ok(u, password, len, now)) {
 			change_board_count(BOARD_CREDENTIAL_WAITS);
 			return true;

@@ -319,6 +319,29 @@ static enum step verify_once(struct login *l, enum password_verdict *v)
 	return s;
 }
 
+/*
+ * Store fresh in place of the hash just verified, if that is still the
+ * stored one: the KDF ran without the row lock, and a password changed
+ * meanwhile must not be overwritten with the old one. Its own short
+ * transaction (the login holds none here).
+ */
+static bool replace_verified_hash(const struct user *u, const char *fresh)
+{
+	struct user now;
+	if (db_begin() != DB_OK)
+		return false;
+	enum db_status st = db_user_get(u->username, USER_LOCK_EXCLUSIVE, &now);
+	bool same = st == DB_OK && now.id == u->id &&
+		    strcmp(now.password_hash, u->password_hash) == 0;
+	user_free(&now);
+	if (same && db_user_set_password(u->id, fresh) == DB_OK && db_commit() == DB_OK)
+		return true;
+	db_rollback();
+	if (st == DB_OK && !same)
+		log_info("password not re-hashed: it changed during the login");
+	return false;
+}
+
 /* A hash of an old scheme is replaced by one of the current scheme: a
  * KDF too, so within the host's bound (else at a later login). */
 static void rehash(struct login *l)
@@ -331,7 +354,7 @@ static void rehash(struct login *l)
 	int rc = password_hash(c->password, c->password_len,
 			       (int)l->req->cfg->password_cost, fresh, sizeof fresh);
 	kdf_gate_leave(slot);
-	if (rc == 0 && db_user_set_password(l->user->id, fresh) == DB_OK) {
+	if (rc == 0 && replace_verified_hash(l->user, fresh)) {
 		log_info("password re-hashed with the current scheme");
 		free(l->user->password_hash);
 		l->user->password_hash = xstrdup(fresh);
@@ -399,6 +422,8 @@ enum auth_outcome login_authenticate(struct request *req, struct response *resp,
 	enum step s = STEP_NEXT;
 	for (size_t i = 0; i < sizeof steps / sizeof steps[0] && s == STEP_NEXT; i++)
 		s = steps[i](&l);
+	if (l.verified_hash != NULL)
+		OPENSSL_cleanse(l.verified_hash, strlen(l.verified_hash));
 	free(l.verified_hash);
 	auth_credentials_wipe(&l.cred);
 	if (s == STEP_DONE)

@@ -14,7 +14,8 @@
  *  cached_credential  the account cache vouches for the password
  *  verify             the KDF, without the row lock, single-flight and
  *                     bounded (kdf_gate.h: 503 when the host is busy);
- *                     a re-hash when the stored scheme is old (401 wrong)
+ *                     a re-hash when the stored scheme is old, written
+ *                     only over the hash verified (401 wrong)
  *  relock             for a write, the row read again under its lock
  *                     and its hash compared with the one verified
  * Failures and successes are noted for gate_settle_logins()

@@ -14,6 +14,7 @@
 #include "change_board.h"
 #include "check_suites.h"
 #include "config.h"
+#include "kdf_gate.h"
 #include "util.h"
 
 static char dir[64];
@@ -402,6 +403,35 @@ START_TEST(test_credential_follows_the_password)
 }
 END_TEST
 
+/*
+ * Just after a second begins, time() (the kernel's coarse clock) may
+ * still give the last one while the clock a credential is stamped with
+ * gives the new one: a login waiting on another's KDF must still find
+ * the credential, not take the claim and run the KDF again.
+ */
+START_TEST(test_a_claim_finds_a_credential_stamped_as_a_second_began)
+{
+	make_dir();
+	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), 0);
+	account_cache_init(30, 86400);
+	struct user u;
+	fill(&u, 31, "dora", "$scrypt$salt-d$key-d");
+	for (int round = 0; round < 3; round++) {
+		int64_t second = now_centiseconds() / 100;
+		while (now_centiseconds() / 100 == second)
+			; /* to the start of the next second */
+		account_cache_credential_put(&u, "secret", 6, now_centiseconds() / 100);
+		struct kdf_claim claim;
+		ck_assert_msg(kdf_gate_claim(&u, "secret", 6, &claim),
+			      "round %d: the claim missed a fresh credential", round);
+		ck_assert(!claim.held);
+		kdf_gate_unclaim(&claim);
+	}
+	user_free(&u);
+	remove_dir();
+}
+END_TEST
+
 /* The info/collections answer holds for the last_write it was made
  * under, until its newest record expires; it shares the entry. */
 START_TEST(test_answer_follows_last_write)
@@ -544,6 +574,7 @@ Suite *account_cache_suite(void)
 	tcase_add_test(tc, test_a_replaced_file_is_followed);
 	tcase_add_test(tc, test_rows_kept_from_the_second_read);
 	tcase_add_test(tc, test_credential_follows_the_password);
+	tcase_add_test(tc, test_a_claim_finds_a_credential_stamped_as_a_second_began);
 	tcase_add_test(tc, test_answer_follows_last_write);
 	tcase_add_test(tc, test_cache_key_known_answers);
 	tcase_add_test(tc, test_many_accounts_kept);
