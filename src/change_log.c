@@ -97,7 +97,10 @@ void change_log_close(void)
 
 static bool seen_before(uint64_t seq)
 {
+	/* The count comes from a file other processes write: bounded here. */
 	size_t lo = 0, hi = (size_t)shared->seen_count;
+	if (hi > SEEN_MAX)
+		hi = SEEN_MAX;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (shared->seen[mid] == seq)

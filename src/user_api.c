@@ -211,6 +211,11 @@ int user_create(struct request *req, struct response *resp)
 	char net[CLIENT_ADDRESS_MAX];
 	const char *address = registration_address(req, net);
 
+	/* A sign-up spends its captcha and inserts the account outside one
+	 * transaction: after a lost connection it must not run again (its
+	 * right answer would read as replayed, and the account may exist
+	 * already). The client gets 503 and asks again. */
+	req->db_tried_again = true;
 	if (!cfg->registration && !admin) {
 		log_info("registration refused: registration is off");
 		return resp_error(resp, 400, WEAVE_ERR_UNSUPPORTED_FUNCTION);

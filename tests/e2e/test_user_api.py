@@ -3,7 +3,7 @@
 import re
 import secrets
 
-from weave import admin, captcha_answer, new_user, read_config, request
+from weave import admin, captcha_answer, new_user, read_config, request, sql
 
 
 def _challenge():
@@ -90,6 +90,31 @@ def test_registration_with_captcha_when_enabled():
     assert r.status == 200 and r.body == name.encode(), r
     r = request("PUT", f"user/1.0/{name}x", body=dict(body, password="longenough2"))
     assert r.status == 400 and r.body == b"2", r  # replayed challenge
+
+
+def test_a_sign_up_whose_connection_drops_is_not_run_again():
+    """A sign-up spends its captcha and inserts the account outside one
+    transaction, so after a lost database connection it must answer 503
+    (the client asks again with a new challenge) rather than run again and
+    call its own right answer "replayed" (400 2)."""
+    assert read_config().get("registration") == "on", "tests/e2e/stack.conf turns it on"
+    name = "drop" + secrets.token_hex(4)
+    # The server's connection dies as it inserts this one name.
+    sql(f"CREATE TRIGGER drop_{name} BEFORE INSERT ON users FOR EACH ROW "
+        f"IF NEW.username = '{name}' THEN KILL CONNECTION CONNECTION_ID(); END IF")
+    try:
+        token = _challenge()
+        body = {"password": "longenough1", "email": "a@b.example",
+                "captcha-challenge": token, "captcha-response": captcha_answer(token)}
+        r = request("PUT", f"user/1.0/{name}", body=body)
+        assert r.status == 503 and r.headers.get("Retry-After"), r
+    finally:
+        sql(f"DROP TRIGGER IF EXISTS drop_{name}")
+    assert request("GET", f"user/1.0/{name}").body == b"0"
+    token = _challenge()
+    body["captcha-challenge"], body["captcha-response"] = token, captcha_answer(token)
+    r = request("PUT", f"user/1.0/{name}", body=body)
+    assert r.status == 200 and r.body == name.encode(), r
 
 
 def test_email_of_wrong_type_is_400_12():
