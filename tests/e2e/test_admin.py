@@ -21,8 +21,9 @@ import threading
 import time
 
 import weave
+from admin_kit import admin_json, auth_get, config_value, full, root_sql, scalar, unique
 from terminal import run_on_terminal
-from weave import CONFIG, admin, new_user, read_config, request
+from weave import CONFIG, admin, new_user, request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -45,40 +46,6 @@ def expect(code, *args, input=None):
     return p
 
 
-def admin_json(*args):
-    return json.loads(admin(*args, "--json").stdout)
-
-
-def config_value(key):
-    return read_config().get(key)
-
-
-def root_sql(sql, database=None):
-    """Run SQL as MariaDB root through the stack's socket; tab-separated rows."""
-    cmd = ["mariadb", "--no-defaults", f"--socket={SOCKET}", "-u", "root", "-N", "-B"]
-    if database:
-        cmd.append(database)
-    p = subprocess.run(cmd, input=sql, capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0, f"mariadb failed: {p.stderr}\nSQL: {sql[:500]}"
-    return p.stdout
-
-
-def scalar(sql):
-    return root_sql(sql, "weave").strip()
-
-
-def auth_get(user, password, path):
-    return request("GET", f"1.0/{user}/{path}", user=user, password=password)
-
-
-def full(user, password, coll):
-    """GET storage/coll?full=1 with modified kept as the exact wire text."""
-    r = auth_get(user, password, f"storage/{coll}?full=1")
-    assert r.status == 200, r
-    rows = json.loads(r.body, parse_float=str)
-    return {row["id"]: row for row in rows}
-
-
 def post(user, password, coll, records):
     r = request("POST", f"1.0/{user}/storage/{coll}", body=records, user=user,
                 password=password)
@@ -95,14 +62,6 @@ def wait_for(check, timeout=12.0, step=0.25):
         if value or time.monotonic() > deadline:
             return value
         time.sleep(step)
-
-
-def unique(prefix):
-    return f"{prefix}{secrets.token_hex(4)}"
-
-
-def password_hash_of(name):
-    return scalar(f"SELECT password_hash FROM users WHERE username = '{name}'")
 
 
 # ---- conventions: help, usage errors, config ----------------------------------
