@@ -214,6 +214,7 @@ void account_cache_probe(const char *username, struct account_probe *probe)
 	probe->user_id = find(username, 0, 0, &e, &tag) ? (int64_t)e.w[ID] : 0;
 	OPENSSL_cleanse(&e, sizeof e);
 	probe->generation = change_board_generation(probe->user_id);
+	probe->bumps = change_board_bumps();
 	probe->epoch = change_board_epoch();
 }
 
@@ -226,16 +227,23 @@ void account_cache_put(const struct account_probe *probe, const struct user *u,
 		return;
 	find(u->username, u->id, now, &e, &tag);
 	e.w[FLAGS] &= ~(uint64_t)ROW;
-	/* A row whose generation was not read before it only teaches the
-	 * probe the id, for next time. */
-	if (probe->user_id == u->id && u->status == 1 && probe->epoch == change_board_epoch() &&
+	/* The generation must be the one before the row: read then (the id
+	 * was known), or now if no account of the host changed since. Else
+	 * the row only teaches the probe the id, for next time. */
+	uint64_t generation = probe->generation;
+	bool before = probe->user_id == u->id;
+	if (!before) {
+		generation = change_board_generation(u->id);
+		before = change_board_bumps() == probe->bumps; /* read after the slot */
+	}
+	if (before && u->status == 1 && probe->epoch == change_board_epoch() &&
 	    encode_strings(&e, u) &&
 	    cache_key_fingerprint(u->password_hash, (unsigned char *)&e.w[FINGERPRINT])) {
 		e.w[STATUS] = (uint64_t)(int64_t)u->status;
 		e.w[QUOTA] = (uint64_t)u->quota_kb;
 		e.w[LAST_WRITE] = (uint64_t)u->last_write;
 		e.w[CREATED] = (uint64_t)u->created;
-		e.w[GENERATION] = probe->generation;
+		e.w[GENERATION] = generation;
 		e.w[READ_AT] = (uint64_t)now;
 		e.w[FLAGS] |= ROW;
 	}

@@ -8,7 +8,7 @@
  * shared file (change_board.h), found by every process, holding:
  *  - the kept row: id, status, quota, last_write, created, node, alert,
  *    the password *fingerprint* (a MAC of the stored hash, cache_key.h),
- *    the generation of the account's board slot read *before* the row,
+ *    the generation the account's board slot held *before* the row,
  *    and when it was read. No password hash and no e-mail address;
  *  - the verified credential: MAC(id, fingerprint, password), and when
  *    the KDF accepted it;
@@ -18,11 +18,12 @@
  *
  * THE PROMISE. Each part is used only while it is provably current:
  *  - the row, for reads only, while the account's board generation is
- *    still the one read before the row (nobody on this host, nor the
- *    change log for other hosts, changed the account since), the row is
- *    younger than account_cache_seconds, allowed a login (enabled, no
- *    failed login on record) and the client address is not known to be
- *    locked. Without the shared file no row is trusted at all;
+ *    still the one it held before the row was read (nobody on this host,
+ *    nor the change log for other hosts, changed the account since; how
+ *    that generation is known: below), the row is younger than
+ *    account_cache_seconds, allowed a login (enabled, no failed login on
+ *    record) and the client address is not known to be locked. Without
+ *    the shared file no row is trusted at all;
  *  - the credential, while MAC(id, fingerprint of the row in hand,
  *    password) equals it and it is younger than auth_cache_seconds. The
  *    row in hand is current (read now, or kept as above), so a changed
@@ -41,6 +42,28 @@
  * LOCK IN SHARE MODE, so a reader either waits for the write or sees the
  * bump. The time a read answers is taken before the generation is read
  * (login.c, write_begins()).
+ *
+ * The generation before the row. When the probe knows the id, it reads
+ * the slot before the row. On an account's first request it does not,
+ * so the probe reads the host's bump count instead (change_board_bumps,
+ * every bump of any account), and after the row the put reads the slot
+ * and then the count again: if the count did not move, the slot now
+ * holds the generation it held before the row, and the row is kept.
+ * Why a bump is never missed: change_board_bump() adds to the count
+ * before the slot, all with sequentially consistent atomics. A bump of
+ * the account that changes its row after our read happens (under the
+ * row lock, our read being in share mode) after the probe read the
+ * count; if the put's slot read sees it, the count read that follows
+ * sees its earlier add, so the row is not kept; if it does not, the
+ * generation kept is the old one and that bump drops the row. A write
+ * that committed before our read is in the row already. A change the
+ * change log brings is bumped after its commit, hence after the probe
+ * or inside the row we read: the same two cases. A process killed
+ * between the two adds leaves a count moved without a slot: writers
+ * bump before they commit, so the connection's loss rolls the change
+ * back and the moved count only sends rows being read then to a miss.
+ * Any other bump on the host meanwhile is only a miss too: that row is
+ * kept from its second read, as before the count existed.
  */
 #ifndef WEAVE_ACCOUNT_CACHE_H
 #define WEAVE_ACCOUNT_CACHE_H
@@ -59,6 +82,8 @@ struct account_probe {
 	int64_t user_id;     /* 0: not known yet */
 	uint64_t generation; /* of user_id's slot, read before the row */
 	uint64_t epoch;      /* of the board it was read from */
+	uint64_t bumps;      /* the host's bump count, read before the row
+			      * (used when user_id was not known) */
 };
 void account_cache_probe(const char *username, struct account_probe *probe);
 

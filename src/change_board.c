@@ -19,7 +19,7 @@
 #include "log.h"
 #include "util.h"
 
-#define BOARD_MAGIC UINT64_C(0x5745415645424434) /* "WEAVEBD4" */
+#define BOARD_MAGIC UINT64_C(0x5745415645424435) /* "WEAVEBD5" */
 #define MAGIC_FAMILY(m) ((m) >> 8)                /* "WEAVEBD" of any version */
 #define KDF_SLOTS 64                              /* max_concurrent_kdf's maximum */
 #define USER_SLOTS 65536
@@ -43,6 +43,7 @@ static const uint32_t table_shape[BOARD_TABLE__MAX][3] = {
 struct board {
 	_Atomic uint64_t magic; /* written last: 0 while being made */
 	_Atomic uint64_t counter[BOARD_COUNTER__MAX];
+	_Atomic uint64_t bumps; /* every change_board_bump() of the host */
 	uint64_t reserved[16];
 	_Atomic uint64_t kdf_slot[KDF_SLOTS]; /* pid << 32 | since (seconds); 0: free */
 	_Atomic uint64_t generation[USER_SLOTS];
@@ -268,10 +269,18 @@ uint64_t change_board_generation(int64_t user_id)
 void change_board_bump(int64_t user_id)
 {
 	change_board_refresh();
-	if (board != NULL)
+	if (board != NULL) {
+		/* The count first: a reader that finds it unchanged after
+		 * reading a slot knows that slot was not bumped since. */
+		atomic_fetch_add(&board->bumps, 1);
 		atomic_fetch_add(&board->generation[(uint64_t)user_id % USER_SLOTS], 1);
-	else
+	} else
 		missed_bumps++;
+}
+
+uint64_t change_board_bumps(void)
+{
+	return board != NULL ? atomic_load(&board->bumps) : 0;
 }
 
 unsigned long change_board_missed_bumps(void)

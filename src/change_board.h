@@ -110,6 +110,11 @@ uint64_t change_board_generation(int64_t user_id);
 /* Invalidate every process's kept row of user_id (and its slot mates). */
 void change_board_bump(int64_t user_id);
 
+/* Bumps of any account on this host so far: while it stays the same, no
+ * generation changed (a row read before the id was known may be kept
+ * with the generation read after it). 0 when the board is absent. */
+uint64_t change_board_bumps(void);
+
 /* Bumps asked for while the board was absent (weave-admin tells the
  * admin that running servers will see those changes late). */
 unsigned long change_board_missed_bumps(void);

@@ -282,7 +282,7 @@ static void fill(struct user *u, int64_t id, const char *name, const char *hash)
 	u->last_write = 12345;
 }
 
-START_TEST(test_rows_kept_from_the_second_read)
+START_TEST(test_rows_kept_from_the_first_read_unless_an_account_changed)
 {
 	make_dir();
 	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), 0);
@@ -292,14 +292,25 @@ START_TEST(test_rows_kept_from_the_second_read)
 	fill(&row, 9, "alice", "$hash$1");
 	account_cache_credential_put(&row, "pw", 2, 1000);
 
-	/* First read: only the id is learnt. */
+	/* A read before the id was known, while another account changed:
+	 * only the id is learnt (the slot may have moved under the row). */
 	account_cache_probe("alice", &probe);
 	ck_assert_int_eq(probe.user_id, 9); /* the credential's entry knows it */
 	probe.user_id = 0;
+	change_board_bump(77);
 	account_cache_put(&probe, &row, 1000);
 	ck_assert(!account_cache_login("alice", "pw", 2, 1000, &got));
 
-	/* Second read, probed before it: kept, without hash or e-mail. */
+	/* The same with no change anywhere meanwhile: kept at once. */
+	account_cache_probe("alice", &probe);
+	probe.user_id = 0;
+	account_cache_put(&probe, &row, 1000);
+	ck_assert(account_cache_login("alice", "pw", 2, 1000, &got));
+	user_free(&got);
+	change_board_bump(9); /* and forgotten by a bump of its own */
+	ck_assert(!account_cache_login("alice", "pw", 2, 1000, &got));
+
+	/* A read probed with the id: kept, without hash or e-mail. */
 	account_cache_probe("alice", &probe);
 	ck_assert_int_eq(probe.user_id, 9);
 	account_cache_put(&probe, &row, 1000);
@@ -572,7 +583,7 @@ Suite *account_cache_suite(void)
 	tcase_add_test(tc, test_bumps_and_failures);
 	tcase_add_test(tc, test_unsafe_files_are_refused);
 	tcase_add_test(tc, test_a_replaced_file_is_followed);
-	tcase_add_test(tc, test_rows_kept_from_the_second_read);
+	tcase_add_test(tc, test_rows_kept_from_the_first_read_unless_an_account_changed);
 	tcase_add_test(tc, test_credential_follows_the_password);
 	tcase_add_test(tc, test_a_claim_finds_a_credential_stamped_as_a_second_began);
 	tcase_add_test(tc, test_answer_follows_last_write);
