@@ -52,14 +52,17 @@ static int64_t now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* The login's read of the user row (login.c): its four throttle rows too. */
+/* The login's read of the user row (login.c): its four throttle rows and
+ * its shared verifier too (when the schema has them, as the server). */
 static void load_user(const char *name, enum user_lock lock, struct user *u)
 {
 	struct login_subjects subjects;
 	struct login_counters counters;
+	struct login_verifier verifier;
 	throttle_login_subjects(&cfg, name, "127.0.0.1", &subjects);
 	enum db_status st = db_user_get_login(name, lock, &subjects,
-					      now_centiseconds() / 100, u, &counters);
+					      now_centiseconds() / 100, u, &counters,
+					      db_user_verifiers_ready() ? &verifier : NULL);
 	if (st != DB_OK)
 		die(name, st);
 }

@@ -132,6 +132,22 @@ CREATE TABLE IF NOT EXISTS account_changes (
 CREATE TRIGGER IF NOT EXISTS users_logged_insert AFTER INSERT ON users FOR EACH ROW INSERT INTO account_changes (user_id, changed) VALUES (NEW.id, CAST(ROUND(UNIX_TIMESTAMP(NOW(6)) * 100) AS SIGNED));
 CREATE TRIGGER IF NOT EXISTS users_logged_update AFTER UPDATE ON users FOR EACH ROW INSERT INTO account_changes (user_id, changed) VALUES (NEW.id, CAST(ROUND(UNIX_TIMESTAMP(NOW(6)) * 100) AS SIGNED));
 CREATE TRIGGER IF NOT EXISTS users_logged_delete AFTER DELETE ON users FOR EACH ROW INSERT INTO account_changes (user_id, changed) VALUES (OLD.id, CAST(ROUND(UNIX_TIMESTAMP(NOW(6)) * 100) AS SIGNED));
+-- Verified passwords shared by every web server (src/shared_credential.h):
+-- when the password KDF accepts a login, a keyed MAC of (account id,
+-- fingerprint of the stored hash, password) under a key derived from
+-- cache_secret of weave.conf (never stored here), and when it was made. A
+-- later login on any web server with the same cache_secret whose MAC
+-- matches, within auth_cache_seconds, skips the KDF. A cache: never backed
+-- up, deleted with the account and on a password change (src/db_user.c),
+-- useless without the key, and dead by construction once the stored hash
+-- changes. Apart from users so that writing it fires no trigger of the
+-- change log. Schema version 5.
+CREATE TABLE IF NOT EXISTS login_verifiers (
+  user_id INT UNSIGNED NOT NULL,
+  mac BINARY(32) NOT NULL COMMENT 'HMAC-SHA256, src/cache_key.h',
+  made BIGINT NOT NULL COMMENT 'seconds since the epoch, the web server clock',
+  PRIMARY KEY (user_id)
+) ENGINE=InnoDB;
 -- Record history (src/db_history.c, weave-admin user history / restore):
 -- while history_days (weave.conf) is above 0, a write that replaces or
 -- deletes records first copies them here, in its own transaction, so a

@@ -2,6 +2,7 @@
 #include "cache_key.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 
@@ -17,13 +18,16 @@
 /*
  * HMAC-SHA256 set up once with the key: the one-shot HMAC() looks the
  * algorithm up and keys it on every call, which was a quarter of a sync
- * poll's work. Each MAC re-initialises the one context with the key it
+ * poll's work. Each MAC re-initialises its context with the key it
  * holds (EVP_MAC_init with no key: the keyed inner and outer states are
  * copied back), which costs a third less than a copy made and freed per
  * MAC (callgrind, docs/performance.md).
  */
 static EVP_MAC_CTX *keyed_mac;
 static bool key_shared;
+/* The key of the verifiers stored in the database (cache_key.h): another
+ * label, so that nothing made with one key is ever valid under the other. */
+static EVP_MAC_CTX *shared_mac;
 
 /* The last name's MAC: a poll asks for it twice (its login and its
  * info/collections answer), each time a MAC. Only the name (bounded) and
@@ -34,10 +38,15 @@ static struct {
 	uint64_t mac[2];
 } name_memo;
 
-static int derive(const char *secret, unsigned char key[32])
+#define CACHE_KEY_LABEL_MAX 32
+#define HOST_KEY_LABEL "cache key 1"
+#define SHARED_KEY_LABEL "shared verifier key 1"
+
+static int derive(const char *secret, const char *label, unsigned char key[32])
 {
 	char digest[] = "SHA256";
-	char salt[] = "weave-server account cache", info[] = "cache key 1";
+	char salt[] = "weave-server account cache", info[CACHE_KEY_LABEL_MAX];
+	snprintf(info, sizeof info, "%s", label);
 	EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
 	EVP_KDF_CTX *c = kdf != NULL ? EVP_KDF_CTX_new(kdf) : NULL;
 	EVP_KDF_free(kdf);
@@ -54,7 +63,8 @@ static int derive(const char *secret, unsigned char key[32])
 	return ok ? 0 : -1;
 }
 
-static void set_key(const unsigned char key[32])
+/* *ctx keyed with key (NULL if OpenSSL failed). */
+static void set_key(EVP_MAC_CTX **ctx, const unsigned char key[32])
 {
 	char digest[] = "SHA256";
 	OSSL_PARAM params[] = {
@@ -62,14 +72,25 @@ static void set_key(const unsigned char key[32])
 		OSSL_PARAM_construct_end(),
 	};
 	EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-	EVP_MAC_CTX_free(keyed_mac);
+	EVP_MAC_CTX_free(*ctx);
 	name_memo.name[0] = '\0'; /* made under another key */
-	keyed_mac = mac != NULL ? EVP_MAC_CTX_new(mac) : NULL;
+	*ctx = mac != NULL ? EVP_MAC_CTX_new(mac) : NULL;
 	EVP_MAC_free(mac); /* the context keeps its own reference */
-	if (keyed_mac != NULL && EVP_MAC_init(keyed_mac, key, 32, params) != 1) {
-		EVP_MAC_CTX_free(keyed_mac);
-		keyed_mac = NULL;
+	if (*ctx != NULL && EVP_MAC_init(*ctx, key, 32, params) != 1) {
+		EVP_MAC_CTX_free(*ctx);
+		*ctx = NULL;
 	}
+}
+
+/* The database verifiers' key, from the same secret under its own label. */
+static void set_shared_key(const char *secret)
+{
+	unsigned char key[32];
+	EVP_MAC_CTX_free(shared_mac);
+	shared_mac = NULL;
+	if (secret != NULL && secret[0] != '\0' && derive(secret, SHARED_KEY_LABEL, key) == 0)
+		set_key(&shared_mac, key);
+	OPENSSL_cleanse(key, sizeof key);
 }
 
 int cache_key_init(const char *secret)
@@ -80,13 +101,15 @@ int cache_key_init(const char *secret)
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
 		log_warn("cannot make this process undumpable: %s", strerror(errno));
 	key_shared = secret != NULL && secret[0] != '\0';
-	int rc = key_shared ? derive(secret, key) : (RAND_bytes(key, 32) == 1 ? 0 : -1);
+	int rc = key_shared ? derive(secret, HOST_KEY_LABEL, key)
+			    : (RAND_bytes(key, 32) == 1 ? 0 : -1);
 	if (!key_shared)
 		log_warn("cache_secret is not set in weave.conf: this process keeps "
 			 "verified passwords for itself only (weave-admin secret makes one)");
 	if (rc == 0)
-		set_key(key);
+		set_key(&keyed_mac, key);
 	OPENSSL_cleanse(key, sizeof key);
+	set_shared_key(secret);
 	if (rc != 0 || keyed_mac == NULL) {
 		log_error("account cache off: no key (OpenSSL failed)");
 		return -1;
@@ -113,11 +136,10 @@ struct piece {
 	size_t len;
 };
 
-static bool mac(const char *label, const struct piece *pieces, size_t n,
-		unsigned char out[CACHE_MAC_BYTES])
+static bool mac_with(EVP_MAC_CTX *c, const char *label, const struct piece *pieces,
+		     size_t n, unsigned char out[CACHE_MAC_BYTES])
 {
 	size_t outlen = 0;
-	EVP_MAC_CTX *c = keyed_mac;
 	bool ok = c != NULL && EVP_MAC_init(c, NULL, 0, NULL) == 1 &&
 		  field(c, label, strlen(label));
 	for (size_t i = 0; ok && i < n; i++)
@@ -129,6 +151,12 @@ static bool mac(const char *label, const struct piece *pieces, size_t n,
 	if (c != NULL && EVP_MAC_init(c, NULL, 0, NULL) != 1)
 		ok = false;
 	return ok;
+}
+
+static bool mac(const char *label, const struct piece *pieces, size_t n,
+		unsigned char out[CACHE_MAC_BYTES])
+{
+	return mac_with(keyed_mac, label, pieces, n, out);
 }
 
 bool cache_key_name(const char *username, uint64_t out[2])
@@ -168,4 +196,23 @@ bool cache_key_verifier(int64_t user_id, const unsigned char fingerprint[CACHE_M
 		id[i] = (unsigned char)((uint64_t)user_id >> (8 * i));
 	struct piece p[] = { { id, 8 }, { fingerprint, CACHE_MAC_BYTES }, { password, len } };
 	return mac("verifier", p, 3, out);
+}
+
+bool cache_key_shared_verifier_ready(void)
+{
+	return shared_mac != NULL;
+}
+
+bool cache_key_shared_verifier(int64_t user_id, const char *stored_hash, const char *password,
+			       size_t len, unsigned char out[CACHE_MAC_BYTES])
+{
+	unsigned char id[8], fp[CACHE_MAC_BYTES];
+	for (int i = 0; i < 8; i++)
+		id[i] = (unsigned char)((uint64_t)user_id >> (8 * i));
+	struct piece h[] = { { stored_hash, strlen(stored_hash) } };
+	struct piece p[] = { { id, 8 }, { fp, CACHE_MAC_BYTES }, { password, len } };
+	bool ok = mac_with(shared_mac, "hash", h, 1, fp) &&
+		  mac_with(shared_mac, "shared verifier", p, 3, out);
+	OPENSSL_cleanse(fp, sizeof fp);
+	return ok;
 }

@@ -12,6 +12,13 @@
  * other processes of the web server's user cannot read the key from its
  * memory.
  *
+ * A second key, for the verifiers kept in the database and shared by
+ * every web server (shared_credential.h), is derived from the same
+ * secret under another label (info "shared verifier key 1"), and only
+ * from cache_secret: a random key could not be shared. So a verifier of
+ * one kind is never valid as the other, and the cache file holds nothing
+ * made with the database's key.
+ *
  * Every MAC is HMAC-SHA256 under the key over a label and fields, each
  * written as its length (8 bytes, little-endian) and then its bytes, so
  * fields cannot run into each other. Numbers are 8 bytes little-endian.
@@ -45,5 +52,15 @@ bool cache_key_fingerprint(const char *stored_hash, unsigned char out[CACHE_MAC_
 bool cache_key_verifier(int64_t user_id, const unsigned char fingerprint[CACHE_MAC_BYTES],
 			const char *password, size_t len,
 			unsigned char out[CACHE_MAC_BYTES]);
+
+/* true when cache_secret gave the database verifiers' key. */
+bool cache_key_shared_verifier_ready(void);
+
+/*
+ * Under the database verifiers' key: MAC("shared verifier", id,
+ * MAC("hash", stored hash), password). false without that key.
+ */
+bool cache_key_shared_verifier(int64_t user_id, const char *stored_hash, const char *password,
+			       size_t len, unsigned char out[CACHE_MAC_BYTES]);
 
 #endif

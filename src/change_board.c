@@ -43,14 +43,16 @@ static const uint32_t table_shape[BOARD_TABLE__MAX][3] = {
 struct board {
 	_Atomic uint64_t magic; /* written last: 0 while being made */
 	_Atomic uint64_t counter[BOARD_COUNTER__MAX];
+	uint64_t reserved[BOARD_COUNTER_WORDS - BOARD_COUNTER__MAX];
 	_Atomic uint64_t bumps; /* every change_board_bump() of the host */
-	uint64_t reserved[16];
 	_Atomic uint64_t kdf_slot[KDF_SLOTS]; /* pid << 32 | since (seconds); 0: free */
 	_Atomic uint64_t generation[USER_SLOTS];
 	_Atomic int64_t locked_until[ADDRESS_SLOTS];
 	_Atomic uint64_t accounts[TABLE_WORDS(ACCOUNTS_SHAPE)];
 	_Atomic uint64_t claims[TABLE_WORDS(CLAIMS_SHAPE)];
 };
+
+_Static_assert(BOARD_COUNTER__MAX < BOARD_COUNTER_WORDS, "counters outgrew their words");
 
 /* Lock-free 64-bit atomics work across processes on a shared mapping. */
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");

@@ -72,8 +72,12 @@ enum board_counter {
 	BOARD_STAMP_HITS,        /* info/collections from a kept answer */
 	BOARD_STAMP_MISSES,
 	BOARD_KDF_BUSY,          /* logins refused 503: too many KDFs at once */
+	BOARD_SHARED_HITS,       /* logins vouched for by a verifier in the database */
 	BOARD_COUNTER__MAX
 };
+/* Words for counters in the file: new counters take reserved words, so a
+ * file made by an older build keeps its layout (they start at zero). */
+#define BOARD_COUNTER_WORDS 24
 
 /* The file the config names, or the default derived from its database
  * settings, written to out (NUL-terminated). -1 if it does not fit. */

@@ -66,6 +66,7 @@ static const struct config_key config_keys[] = {
 	KEY(history_max_kb, KEY_INT, 0, INT64_C(1) << 30),
 	KEY(auth_cache_seconds, KEY_INT, 0, 7 * 86400),
 	{ "cache_secret", KEY_STRING, offsetof(struct config, cache_secret), SECRET_MIN, 0, true },
+	KEY(shared_credentials, KEY_BOOL, 0, 0),
 	KEY(max_concurrent_kdf, KEY_INT, 0, 64),
 	KEY(password_cost, KEY_INT, 10, 20),
 	KEY(account_cache_seconds, KEY_INT, 0, 3600),
@@ -126,6 +127,7 @@ void config_defaults(struct config *cfg)
 	cfg->history_max_kb = 10240;
 	cfg->auth_cache_seconds = 86400;
 	cfg->cache_secret = NULL;
+	cfg->shared_credentials = true;
 	cfg->max_concurrent_kdf = 0;
 	cfg->password_cost = 17;
 	cfg->account_cache_seconds = 30;

@@ -58,6 +58,9 @@ struct config {
 	/* Keys the host's account cache file (account_cache.h); NULL: each
 	 * process draws its own key and the caches are per process. */
 	char *cache_secret;
+	/* Verified passwords shared through the database (shared_credential.h);
+	 * only with cache_secret set. */
+	bool shared_credentials;
 	int64_t max_concurrent_kdf; /* password KDFs at once on the host; 0: cores */
 	int64_t password_cost;
 	/* Reuse of account rows across requests (account_cache.h). */

@@ -8,6 +8,7 @@
 #include "buf.h"
 #include "change_board.h"
 #include "db_history.h"
+#include "db_schema.h"
 #include "db_throttle.h"
 #include "util.h"
 
@@ -31,6 +32,11 @@ enum user_stmt {
 	USER_LOGIN,
 	USER_LOGIN_SHARED,
 	USER_LOGIN_EXCLUSIVE,
+	USER_LOGIN_VERIFIER,
+	USER_LOGIN_VERIFIER_SHARED,
+	USER_LOGIN_VERIFIER_EXCLUSIVE,
+	VERIFIER_PUT,
+	VERIFIER_DELETE,
 	USER_STMT__MAX
 };
 
@@ -49,14 +55,24 @@ enum user_stmt {
 #define THROTTLE_COLUMN(what) \
 	"(SELECT t." what " FROM throttle t WHERE t.kind = ? AND " \
 	"t.subject = ? AND t.expires > ?)"
-#define USER_LOGIN_READ \
+#define USER_LOGIN_COLUMNS \
 	"SELECT u.id, u.username, u.password_hash, u.email, u.status, " \
 	"u.quota_kb, u.node, u.alert, u.last_write, u.created, " \
 	THROTTLE_COLUMN("locked_until") ", " \
 	THROTTLE_COLUMN("locked_until") ", " \
 	THROTTLE_COLUMN("locked_until") ", " \
-	THROTTLE_COLUMN("expires") \
-	" FROM (SELECT 1) AS one LEFT JOIN users u ON u.username = ?"
+	THROTTLE_COLUMN("expires")
+#define USER_LOGIN_FROM " FROM (SELECT 1) AS one LEFT JOIN users u ON u.username = ?"
+#define USER_LOGIN_READ USER_LOGIN_COLUMNS USER_LOGIN_FROM
+/*
+ * The same with the account's shared verifier (login_verifiers, schema
+ * version 5) as two more columns: subqueries, so that the row lock of a
+ * write never covers the verifier, whose writers take no users lock.
+ */
+#define VERIFIER_COLUMN(what) \
+	", (SELECT v." what " FROM login_verifiers v WHERE v.user_id = u.id)"
+#define USER_LOGIN_VERIFIER_READ \
+	USER_LOGIN_COLUMNS VERIFIER_COLUMN("mac") VERIFIER_COLUMN("made") USER_LOGIN_FROM
 
 static const char *const user_sql[USER_STMT__MAX] = {
 	[USER_GET] = USER_COLUMNS,
@@ -86,6 +102,13 @@ static const char *const user_sql[USER_STMT__MAX] = {
 	[USER_LOGIN] = USER_LOGIN_READ,
 	[USER_LOGIN_SHARED] = USER_LOGIN_READ " LOCK IN SHARE MODE",
 	[USER_LOGIN_EXCLUSIVE] = USER_LOGIN_READ " FOR UPDATE",
+	[USER_LOGIN_VERIFIER] = USER_LOGIN_VERIFIER_READ,
+	[USER_LOGIN_VERIFIER_SHARED] = USER_LOGIN_VERIFIER_READ " LOCK IN SHARE MODE",
+	[USER_LOGIN_VERIFIER_EXCLUSIVE] = USER_LOGIN_VERIFIER_READ " FOR UPDATE",
+	/* Its own statement, after the KDF and outside any transaction. */
+	[VERIFIER_PUT] = "INSERT INTO login_verifiers (user_id, mac, made) VALUES (?, ?, ?) "
+			 "ON DUPLICATE KEY UPDATE mac = VALUES(mac), made = VALUES(made)",
+	[VERIFIER_DELETE] = "DELETE FROM login_verifiers WHERE user_id = ?",
 };
 
 static char *dup_value(const struct db_value *v)
@@ -145,13 +168,22 @@ enum db_status db_user_get(const char *username, enum user_lock lock,
 struct login_ctx {
 	struct user *out;
 	struct login_counters *counters;
+	struct login_verifier *verifier;
 	bool found;
 };
+
+static void fill_verifier(struct login_verifier *v, const struct db_value *row)
+{
+	v->found = !row[0].is_null && !row[1].is_null && row[0].len == sizeof v->mac;
+	if (v->found) {
+		memcpy(v->mac, row[0].s, sizeof v->mac);
+		v->made = row[1].i;
+	}
+}
 
 static int login_row(void *ctx, const struct db_value *row, size_t ncols)
 {
 	struct login_ctx *l = ctx;
-	(void)ncols;
 	if (!row[0].is_null) {
 		fill_user(l->out, row);
 		l->found = true;
@@ -163,19 +195,25 @@ static int login_row(void *ctx, const struct db_value *row, size_t ncols)
 	c->pair_counted = !row[12].is_null;
 	c->pair_locked_until = row[12].is_null ? 0 : row[12].i;
 	c->known_until = row[13].is_null ? 0 : row[13].i;
+	if (l->verifier != NULL && l->found && ncols >= 16)
+		fill_verifier(l->verifier, &row[14]);
 	return 1;
 }
 
 enum db_status db_user_get_login(const char *username, enum user_lock lock,
 				 const struct login_subjects *subjects, int64_t now,
-				 struct user *out, struct login_counters *counters)
+				 struct user *out, struct login_counters *counters,
+				 struct login_verifier *verifier)
 {
-	static const enum user_stmt by_lock[] = {
-		[USER_LOCK_NONE] = USER_LOGIN,
-		[USER_LOCK_SHARED] = USER_LOGIN_SHARED,
-		[USER_LOCK_EXCLUSIVE] = USER_LOGIN_EXCLUSIVE,
+	static const enum user_stmt by_lock[][3] = {
+		{ [USER_LOCK_NONE] = USER_LOGIN,
+		  [USER_LOCK_SHARED] = USER_LOGIN_SHARED,
+		  [USER_LOCK_EXCLUSIVE] = USER_LOGIN_EXCLUSIVE },
+		{ [USER_LOCK_NONE] = USER_LOGIN_VERIFIER,
+		  [USER_LOCK_SHARED] = USER_LOGIN_VERIFIER_SHARED,
+		  [USER_LOCK_EXCLUSIVE] = USER_LOGIN_VERIFIER_EXCLUSIVE },
 	};
-	struct login_ctx l = { out, counters, false };
+	struct login_ctx l = { out, counters, verifier, false };
 	struct db_param p[] = {
 		DB_INT(THROTTLE_LOGIN_USER),	DB_CSTR(subjects->name),    DB_INT(now),
 		DB_INT(THROTTLE_LOGIN_ADDRESS), DB_CSTR(subjects->address), DB_INT(now),
@@ -185,7 +223,10 @@ enum db_status db_user_get_login(const char *username, enum user_lock lock,
 	};
 	memset(out, 0, sizeof *out);
 	memset(counters, 0, sizeof *counters);
-	enum db_status st = db_run(user_sql[by_lock[lock]], p, 13, login_row, &l, NULL);
+	if (verifier != NULL)
+		memset(verifier, 0, sizeof *verifier);
+	enum db_status st = db_run(user_sql[by_lock[verifier != NULL][lock]], p, 13, login_row,
+				   &l, NULL);
 	if (st != DB_OK)
 		return st;
 	return l.found ? DB_OK : DB_NOT_FOUND;
@@ -238,12 +279,41 @@ static enum db_status changed(enum db_status st, int64_t id)
 	return st;
 }
 
+bool db_user_verifiers_ready(void)
+{
+	static bool known;
+	static time_t asked_at;
+	time_t now = time(NULL);
+	int64_t version = 0;
+	if (known || (asked_at != 0 && now - asked_at < 5 && now >= asked_at))
+		return known;
+	asked_at = now;
+	known = db_schema_version(&version) == DB_OK && version >= DB_SCHEMA_VERIFIERS;
+	return known;
+}
+
+/*
+ * The account's shared verifier goes with its password or the account.
+ * Before schema version 5 there is no table, and nothing to delete: the
+ * server stores none then (shared_credential.c), so the statement is
+ * skipped rather than failing the change during the upgrade window.
+ */
+static enum db_status forget_verifier(int64_t id)
+{
+	struct db_param p[] = { DB_INT(id) };
+	if (!db_user_verifiers_ready())
+		return DB_OK;
+	return db_run(user_sql[VERIFIER_DELETE], p, 1, NULL, NULL, NULL);
+}
+
 enum db_status db_user_delete(int64_t id)
 {
 	struct db_param p[] = { DB_INT(id) };
 	enum db_status st = db_run(user_sql[USER_DELETE_RECORDS], p, 1, NULL, NULL, NULL);
 	if (st == DB_OK)
 		st = db_history_forget_user(id);
+	if (st == DB_OK)
+		st = forget_verifier(id);
 	if (st != DB_OK)
 		return st;
 	uint64_t affected = 0;
@@ -261,7 +331,13 @@ enum db_status db_user_set_password(int64_t id, const char *password_hash)
 		db_run(user_sql[USER_SET_PASSWORD], p, 2, NULL, NULL, &affected), id);
 	if (st == DB_OK && affected == 0)
 		return DB_NOT_FOUND;
-	return st;
+	return st == DB_OK ? forget_verifier(id) : st;
+}
+
+enum db_status db_user_put_verifier(int64_t id, const unsigned char mac[32], int64_t made)
+{
+	struct db_param p[] = { DB_INT(id), DB_STR((const char *)mac, 32), DB_INT(made) };
+	return db_run(user_sql[VERIFIER_PUT], p, 3, NULL, NULL, NULL);
 }
 
 enum db_status db_user_set_last_write(int64_t id, int64_t timestamp)

@@ -59,23 +59,49 @@ struct login_counters {
 	int64_t known_until;          /* a correct login from here keeps it known until */
 };
 
+/* The account's verifier in login_verifiers (shared_credential.h). */
+struct login_verifier {
+	bool found;
+	unsigned char mac[32];
+	int64_t made; /* seconds, the clock of the web server that made it */
+};
+
 /*
  * db_user_get() for a login: the same row and lock, plus the live
- * throttle rows of the login's subjects at `now` (seconds), all in one
- * round trip so a login costs no extra query. DB_OK, or DB_NOT_FOUND
- * for an unknown name; *counters is filled in both cases.
+ * throttle rows of the login's subjects at `now` (seconds), and with
+ * verifier non-NULL the account's shared verifier (never locked), all in
+ * one round trip so a login costs no extra query. DB_OK, or DB_NOT_FOUND
+ * for an unknown name; *counters (and *verifier) filled in both cases.
+ * Pass a verifier only when db_user_verifiers_ready().
  */
 enum db_status db_user_get_login(const char *username, enum user_lock lock,
 				 const struct login_subjects *subjects, int64_t now,
-				 struct user *out, struct login_counters *counters);
+				 struct user *out, struct login_counters *counters,
+				 struct login_verifier *verifier);
+
+/*
+ * Whether the database has login_verifiers (schema version 5 or later;
+ * before 'weave-admin db upgrade' it has not). Asked at most every 5 s
+ * until it has, then known for the process's life.
+ */
+bool db_user_verifiers_ready(void);
+
+/*
+ * Store (or replace) the account's shared verifier. Its own short
+ * statement, outside any transaction: it touches no users row, so no
+ * trigger of the change log fires and no account generation moves.
+ */
+enum db_status db_user_put_verifier(int64_t id, const unsigned char mac[32], int64_t made);
 /*
  * DB_CONFLICT when the name is taken. node is the account's storage node
  * URL (see db_node_pick()), NULL for this server's public_url.
  */
 enum db_status db_user_create(const char *username, const char *password_hash,
 			      const char *email, const char *node, int64_t *id);
-/* Removes the user's records and the account; run inside a transaction. */
+/* Removes the user's records, shared verifier and the account; run inside
+ * a transaction. */
 enum db_status db_user_delete(int64_t id);
+/* Also deletes the account's shared verifier (dead anyway: the hash changed). */
 enum db_status db_user_set_password(int64_t id, const char *password_hash);
 enum db_status db_user_set_last_write(int64_t id, int64_t timestamp);
 

@@ -20,6 +20,7 @@
 #include "handler.h"
 #include "log.h"
 #include "password.h"
+#include "shared_credential.h"
 #include "throttle.h"
 #include "throttle_gate.h"
 #include "util.h"
@@ -79,6 +80,7 @@ struct login {
 	struct account_probe probe;  /* for reads: may keep the row read */
 	struct login_counters counters;
 	bool found;                  /* the row was read (not DB_NOT_FOUND) */
+	struct login_verifier verifier; /* the row's shared verifier, if read */
 	char *verified_hash;         /* the stored hash the KDF accepted */
 };
 
@@ -236,7 +238,7 @@ static enum step load_account(struct login *l)
 	st = db_user_get_login(l->cred.username,
 			       l->writes ? USER_LOCK_EXCLUSIVE : USER_LOCK_SHARED,
 			       &l->subjects, l->req->started / 100, l->user,
-			       &l->counters);
+			       &l->counters, shared_credential_wanted() ? &l->verifier : NULL);
 	if (st != DB_OK && st != DB_NOT_FOUND)
 		return db_failed(l, st);
 	db_unreachable_at = 0;
@@ -298,24 +300,41 @@ static enum step cached_credential(struct login *l)
 	return succeeded(l);
 }
 
+/* Step: a verification stored in the database by any web server vouches
+ * for the password of this row (shared_credential.h): no KDF. */
+static enum step shared_verification(struct login *l)
+{
+	if (!shared_credential_vouches(l->user, &l->verifier, l->cred.password,
+				       l->cred.password_len, l->req->started / 100))
+		return STEP_NEXT;
+	return succeeded(l);
+}
+
 /*
  * The KDF for a password the cache did not vouch for, at most once per
  * host at a time (kdf_gate.h): if another process is verifying the same
- * one, its verdict is awaited instead.
+ * one, its verdict is awaited instead. A password this process verified
+ * is stored for the other web servers too, after the claim is given back
+ * (a hash to be replaced is stored by rehash() instead).
  */
 static enum step verify_once(struct login *l, enum password_verdict *v)
 {
 	const struct credentials *c = &l->cred;
 	struct kdf_claim claim;
 	enum step s = STEP_NEXT;
+	bool verified_here = false;
 	*v = PASSWORD_OK;
 	if (!kdf_gate_claim(l->user, c->password, c->password_len, &claim)) {
 		s = run_kdf(l, l->user->password_hash, v);
-		if (s == STEP_NEXT && right(*v))
+		verified_here = s == STEP_NEXT && right(*v);
+		if (verified_here)
 			account_cache_credential_put(l->user, c->password, c->password_len,
 						     now_centiseconds() / 100);
 	}
 	kdf_gate_unclaim(&claim);
+	if (verified_here && *v == PASSWORD_OK)
+		shared_credential_put(l->user, c->password, c->password_len,
+				      now_centiseconds() / 100);
 	return s;
 }
 
@@ -360,6 +379,8 @@ static void rehash(struct login *l)
 		l->user->password_hash = xstrdup(fresh);
 		account_cache_credential_put(l->user, c->password, c->password_len,
 					     now_centiseconds() / 100);
+		shared_credential_put(l->user, c->password, c->password_len,
+				      now_centiseconds() / 100);
 	}
 	OPENSSL_cleanse(fresh, sizeof fresh);
 }
@@ -412,7 +433,7 @@ static enum step relock(struct login *l)
 /* The login, in the order of login.h's head comment. */
 static enum step (*const steps[])(struct login *) = {
 	parse_credentials, kept_row, load_account, check_throttle,
-	check_state, cached_credential, verify, relock,
+	check_state, cached_credential, shared_verification, verify, relock,
 };
 
 enum auth_outcome login_authenticate(struct request *req, struct response *resp,

@@ -12,10 +12,13 @@
  *  check_state        unknown name (401, after a dummy hash), account
  *                     disabled (401)
  *  cached_credential  the account cache vouches for the password
+ *  shared_verification a verification stored in the database by any web
+ *                     server vouches for it (shared_credential.h)
  *  verify             the KDF, without the row lock, single-flight and
  *                     bounded (kdf_gate.h: 503 when the host is busy);
  *                     a re-hash when the stored scheme is old, written
- *                     only over the hash verified (401 wrong)
+ *                     only over the hash verified (401 wrong); a right
+ *                     password's verifier stored for the other servers
  *  relock             for a write, the row read again under its lock
  *                     and its hash compared with the one verified
  * Failures and successes are noted for gate_settle_logins()

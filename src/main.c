@@ -23,6 +23,7 @@
 #include "request.h"
 #include "response.h"
 #include "route.h"
+#include "shared_credential.h"
 #include "util.h"
 
 extern char **environ;
@@ -193,6 +194,7 @@ int main(int argc, char **argv)
 		db_configure(&cfg);
 		cache_key_init(cfg.cache_secret);
 		account_cache_init(cfg.account_cache_seconds, cfg.auth_cache_seconds);
+		shared_credential_init(&cfg);
 		kdf_gate_init(cfg.max_concurrent_kdf);
 		open_account_cache(&cfg);
 		open_metrics(&cfg);

@@ -22,6 +22,8 @@ static const struct {
 	{ BOARD_STAMP_HITS, "collections_hits", "info/collections from a kept answer" },
 	{ BOARD_STAMP_MISSES, "collections_misses", "info/collections computed" },
 	{ BOARD_KDF_BUSY, "kdf_busy", "logins answered 503: too many KDFs at once" },
+	{ BOARD_SHARED_HITS, "shared_hits",
+	  "logins vouched for by a verification stored in the database" },
 };
 
 static const struct {

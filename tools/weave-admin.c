@@ -323,7 +323,8 @@ static const struct command commands[] = {
 	  "server processes share: how many password verifications (KDF runs)\n"
 	  "they made since it was created, how often verified credentials,\n"
 	  "kept account rows and info/collections answers served a request,\n"
-	  "how many logins found max_concurrent_kdf reached (503), and how\n"
+	  "how many logins a verification stored in the database vouched for\n"
+	  "(shared_hits), how many found max_concurrent_kdf reached (503), and how\n"
 	  "many accounts and claims the file holds. Run as root or as the\n"
 	  "server's user. Asks no database, so it answers while the database\n"
 	  "is down.", CMD_NO_DATABASE },

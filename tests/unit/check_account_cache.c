@@ -15,6 +15,7 @@
 #include "check_suites.h"
 #include "config.h"
 #include "kdf_gate.h"
+#include "shared_credential.h"
 #include "util.h"
 
 static char dir[64];
@@ -501,6 +502,85 @@ START_TEST(test_cache_key_known_answers)
 }
 END_TEST
 
+static void to_hex(const unsigned char *m, char hex[2 * CACHE_MAC_BYTES + 1])
+{
+	for (int i = 0; i < CACHE_MAC_BYTES; i++)
+		snprintf(hex + 2 * i, 3, "%02x", m[i]);
+}
+
+/*
+ * The verifiers stored in the database (shared_credential.h): their own
+ * key (HKDF info "shared verifier key 1"), their own label, the
+ * fingerprint under that key. Known answers from /usr/bin/python3's hmac
+ * (HKDF-SHA256 written out), so a stored verifier stays valid across
+ * builds and a change of format is seen here.
+ */
+START_TEST(test_shared_verifier_known_answers)
+{
+	static const char v_hex[] =
+		"13b80685076926772fc2d5ccfa05b1829c0b7a1a5c71d0ae5ff0136b848ac1a3";
+	static const char other_secret_hex[] =
+		"5d3dd7635d2aad3acc7dc1e42da12edefe29f77aa3df0b74fb77830b75f746e1";
+	unsigned char v[CACHE_MAC_BYTES], w[CACHE_MAC_BYTES], fp[CACHE_MAC_BYTES];
+	char hex[2 * CACHE_MAC_BYTES + 1];
+	ck_assert_int_eq(cache_key_init("0123456789abcdef-test"), 0);
+	ck_assert(cache_key_shared_verifier_ready());
+	ck_assert(cache_key_shared_verifier(9, "$h$1", "pw", 2, v));
+	to_hex(v, hex);
+	ck_assert_str_eq(hex, v_hex);
+	/* Not the host cache's verifier of the same credential. */
+	ck_assert(cache_key_fingerprint("$h$1", fp));
+	ck_assert(cache_key_verifier(9, fp, "pw", 2, w));
+	ck_assert_mem_ne(v, w, sizeof v);
+	/* Each field counts: id, stored hash, password. */
+	ck_assert(cache_key_shared_verifier(10, "$h$1", "pw", 2, w));
+	ck_assert_mem_ne(v, w, sizeof v);
+	ck_assert(cache_key_shared_verifier(9, "$h$2", "pw", 2, w));
+	ck_assert_mem_ne(v, w, sizeof v);
+	ck_assert(cache_key_shared_verifier(9, "$h$1", "pX", 2, w));
+	ck_assert_mem_ne(v, w, sizeof v);
+	ck_assert(cache_key_shared_verifier(9, "$h$1", "pw\0", 3, w));
+	ck_assert_mem_ne(v, w, sizeof v);
+	/* Another cache_secret, another verifier. */
+	ck_assert_int_eq(cache_key_init("another-secret-0123"), 0);
+	ck_assert(cache_key_shared_verifier(9, "$h$1", "pw", 2, w));
+	to_hex(w, hex);
+	ck_assert_str_eq(hex, other_secret_hex);
+	/* No cache_secret: no key to share, so no verifier at all. */
+	ck_assert_int_eq(cache_key_init(NULL), 0);
+	ck_assert(!cache_key_shared_verifier_ready());
+	ck_assert(!cache_key_shared_verifier(9, "$h$1", "pw", 2, w));
+}
+END_TEST
+
+/* A verifier is trusted for less than its lifetime, and a little ahead
+ * of this host's clock only. */
+START_TEST(test_shared_verifier_freshness)
+{
+	const int64_t now = 1800000000, day = 86400;
+	ck_assert(shared_credential_fresh(now, now, day));
+	ck_assert(shared_credential_fresh(now - day + 1, now, day));
+	ck_assert(!shared_credential_fresh(now - day, now, day));
+	ck_assert(!shared_credential_fresh(now - 10 * day, now, day));
+	ck_assert(shared_credential_fresh(now + SHARED_CREDENTIAL_SKEW, now, day));
+	ck_assert(!shared_credential_fresh(now + SHARED_CREDENTIAL_SKEW + 1, now, day));
+	ck_assert(!shared_credential_fresh(now, now, 0));
+	ck_assert(!shared_credential_fresh(0, now, day));
+}
+END_TEST
+
+START_TEST(test_shared_credentials_setting)
+{
+	static const char text[] = "shared_credentials = off\n";
+	struct config cfg;
+	config_defaults(&cfg);
+	ck_assert(cfg.shared_credentials);
+	ck_assert_int_eq(config_parse(&cfg, "t", text, strlen(text), err, sizeof err), 0);
+	ck_assert(!cfg.shared_credentials);
+	config_free(&cfg);
+}
+END_TEST
+
 /* Many accounts are kept together, and a full set gives up its oldest. */
 START_TEST(test_many_accounts_kept)
 {
@@ -588,6 +668,9 @@ Suite *account_cache_suite(void)
 	tcase_add_test(tc, test_a_claim_finds_a_credential_stamped_as_a_second_began);
 	tcase_add_test(tc, test_answer_follows_last_write);
 	tcase_add_test(tc, test_cache_key_known_answers);
+	tcase_add_test(tc, test_shared_verifier_known_answers);
+	tcase_add_test(tc, test_shared_verifier_freshness);
+	tcase_add_test(tc, test_shared_credentials_setting);
 	tcase_add_test(tc, test_many_accounts_kept);
 	tcase_add_test(tc, test_nothing_kept_without_board_or_lifetime);
 	tcase_add_test(tc, test_config_keys);
