@@ -15,6 +15,8 @@ enum history_stmt {
 	HISTORY_KEEP_RETURNING,
 	HISTORY_DROP_EXPIRED_COPIES,
 	HISTORY_LOG_INSERT,
+	HISTORY_RESTAMP,
+	HISTORY_RESTAMP_FROM,
 	HISTORY_USAGE_ADD,
 	HISTORY_CAP_WRITES,
 	HISTORY_CAP_VERSIONS,
@@ -62,6 +64,9 @@ static const char *const history_sql[HISTORY_STMT__MAX] = {
 	[HISTORY_KEEP_RETURNING] = " RETURNING expires, payload_size",
 	[HISTORY_DROP_EXPIRED_COPIES] = "DELETE FROM wbo_history WHERE user_id = ? "
 					"AND replaced = ? AND expires <= ?",
+	/* + a WHERE over wbo_history's user_id, collection, id; then FROM. */
+	[HISTORY_RESTAMP] = "UPDATE wbo_history SET replaced = ? WHERE ",
+	[HISTORY_RESTAMP_FROM] = " AND replaced = ?",
 	[HISTORY_LOG_INSERT] = "INSERT INTO write_log (user_id, stamp, collection, "
 			       "previous, written, replaced, deleted, agent, bytes) "
 			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -246,6 +251,24 @@ enum db_status db_history_keep_replaced(struct write_context *wc,
 	struct db_param p[] = { DB_INT(wc->user_id), DB_INT(wc->stamp),
 				DB_INT(wc->stamp) };
 	return db_run(history_sql[HISTORY_DROP_EXPIRED_COPIES], p, 3, NULL, NULL, NULL);
+}
+
+enum db_status db_history_restamp(const char *where, const struct db_param *params,
+				  size_t nparams, int64_t from, int64_t to)
+{
+	struct buf sql;
+	buf_init(&sql, 1024 * 1024);
+	buf_puts(&sql, history_sql[HISTORY_RESTAMP]);
+	buf_puts(&sql, where);
+	buf_puts(&sql, history_sql[HISTORY_RESTAMP_FROM]);
+	struct db_param *p = xcalloc(nparams + 2, sizeof *p);
+	p[0] = DB_INT(to);
+	memcpy(p + 1, params, nparams * sizeof *p);
+	p[nparams + 1] = DB_INT(from);
+	enum db_status st = db_run(sql.data, p, nparams + 2, NULL, NULL, NULL);
+	free(p);
+	buf_free(&sql);
+	return st;
 }
 
 static int int_row(void *ctx, const struct db_value *row, size_t ncols)

@@ -81,6 +81,12 @@ enum db_status db_history_keep_replaced(struct write_context *wc,
 					const char *where,
 					const struct db_param *params,
 					size_t nparams, bool *expired);
+/*
+ * The versions kept under `from` by the rows `where` selects (user_id,
+ * collection, id; params fill it) move to `to`: db_storage_restamp().
+ */
+enum db_status db_history_restamp(const char *where, const struct db_param *params,
+				  size_t nparams, int64_t from, int64_t to);
 /* The write uploads n records (for the log). */
 void db_history_note_written(struct write_context *wc, size_t n);
 /*
