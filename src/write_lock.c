@@ -62,6 +62,9 @@ int write_lock_take(struct request *req, struct response *resp,
 	change_board_bump(now.id);
 	int64_t stamp = final_stamp(&now, req->timestamp);
 	enum db_status st = DB_OK;
+	if (stamp != req->timestamp)
+		log_debug("stamp moved by %lld cs: a write of the account committed "
+			  "since the login", (long long)(stamp - req->timestamp));
 	if (stamp != req->timestamp && n > 0)
 		st = db_storage_restamp(req->write, now.id, collection, items, n,
 					req->timestamp, stamp);
