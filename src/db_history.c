@@ -15,8 +15,7 @@ enum history_stmt {
 	HISTORY_KEEP_RETURNING,
 	HISTORY_DROP_EXPIRED_COPIES,
 	HISTORY_LOG_INSERT,
-	HISTORY_RESTAMP,
-	HISTORY_RESTAMP_FROM,
+	HISTORY_SETTLE,
 	HISTORY_USAGE_ADD,
 	HISTORY_CAP_WRITES,
 	HISTORY_CAP_VERSIONS,
@@ -64,9 +63,9 @@ static const char *const history_sql[HISTORY_STMT__MAX] = {
 	[HISTORY_KEEP_RETURNING] = " RETURNING expires, payload_size",
 	[HISTORY_DROP_EXPIRED_COPIES] = "DELETE FROM wbo_history WHERE user_id = ? "
 					"AND replaced = ? AND expires <= ?",
-	/* + a WHERE over wbo_history's user_id, collection, id; then FROM. */
-	[HISTORY_RESTAMP] = "UPDATE wbo_history SET replaced = ? WHERE ",
-	[HISTORY_RESTAMP_FROM] = " AND replaced = ?",
+	/* keep_as is this transaction's own (db_history_settle). */
+	[HISTORY_SETTLE] = "UPDATE wbo_history SET replaced = ? WHERE user_id = ? "
+			   "AND replaced = ?",
 	[HISTORY_LOG_INSERT] = "INSERT INTO write_log (user_id, stamp, collection, "
 			       "previous, written, replaced, deleted, agent, bytes) "
 			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -142,6 +141,7 @@ void db_history_begin(struct write_context *wc, const struct history_write *w)
 	wc->user_id = w->user_id;
 	wc->stamp = w->stamp;
 	wc->previous = w->previous;
+	wc->keep_as = w->keep_as < 0 ? w->keep_as : w->stamp;
 	wc->max_kb = w->max_kb;
 	if (w->collection != NULL)
 		snprintf(wc->collection, sizeof wc->collection, "%s", w->collection);
@@ -205,7 +205,7 @@ static enum db_status keep_rows(struct write_context *wc, const char *where,
 		buf_puts(&sql, history_sql[HISTORY_KEEP_LIVE]);
 	buf_puts(&sql, history_sql[HISTORY_KEEP_RETURNING]);
 	struct db_param *p = xcalloc(nparams + 2, sizeof *p);
-	p[0] = DB_INT(wc->stamp);
+	p[0] = DB_INT(wc->keep_as);
 	memcpy(p + 1, params, nparams * sizeof *p);
 	p[nparams + 1] = DB_INT(wc->stamp);
 	memset(k, 0, sizeof *k);
@@ -248,26 +248,23 @@ enum db_status db_history_keep_replaced(struct write_context *wc,
 		return st;
 	/* Rare: an expired row is no version anyone could restore. */
 	*expired = true;
-	struct db_param p[] = { DB_INT(wc->user_id), DB_INT(wc->stamp),
+	struct db_param p[] = { DB_INT(wc->user_id), DB_INT(wc->keep_as),
 				DB_INT(wc->stamp) };
 	return db_run(history_sql[HISTORY_DROP_EXPIRED_COPIES], p, 3, NULL, NULL, NULL);
 }
 
-enum db_status db_history_restamp(const char *where, const struct db_param *params,
-				  size_t nparams, int64_t from, int64_t to)
+enum db_status db_history_settle(struct write_context *wc, int64_t stamp,
+				 int64_t previous)
 {
-	struct buf sql;
-	buf_init(&sql, 1024 * 1024);
-	buf_puts(&sql, history_sql[HISTORY_RESTAMP]);
-	buf_puts(&sql, where);
-	buf_puts(&sql, history_sql[HISTORY_RESTAMP_FROM]);
-	struct db_param *p = xcalloc(nparams + 2, sizeof *p);
-	p[0] = DB_INT(to);
-	memcpy(p + 1, params, nparams * sizeof *p);
-	p[nparams + 1] = DB_INT(from);
-	enum db_status st = db_run(sql.data, p, nparams + 2, NULL, NULL, NULL);
-	free(p);
-	buf_free(&sql);
+	enum db_status st = DB_OK;
+	if (!db_history_active(wc))
+		return DB_OK;
+	if (wc->touched && wc->keep_as != stamp) {
+		struct db_param p[] = { DB_INT(stamp), DB_INT(wc->user_id), DB_INT(wc->keep_as) };
+		st = db_run(history_sql[HISTORY_SETTLE], p, 3, NULL, NULL, NULL);
+	}
+	wc->stamp = wc->keep_as = stamp;
+	wc->previous = previous;
 	return st;
 }
 

@@ -672,10 +672,9 @@ enum db_status db_storage_put(struct write_context *wc, int64_t user_id,
  * The rows of items that this transaction wrote under `from` move to `to`
  * (write_lock.h: an upload stamped before its account was locked). Only
  * rows whose modified is `from` among these ids: this transaction holds
- * their row locks, so the UPDATE waits for nobody. Their history copies
- * of this write move with them.
+ * their row locks, so the UPDATE waits for nobody.
  */
-enum db_status db_storage_restamp(struct write_context *wc, int64_t user_id,
+enum db_status db_storage_restamp(int64_t user_id,
 				  const char *collection, const struct wbo *items,
 				  size_t n, int64_t from, int64_t to)
 {
@@ -691,12 +690,6 @@ enum db_status db_storage_restamp(struct write_context *wc, int64_t user_id,
 		add_item_ids(&s, items + done, c, padded);
 		sql_add_param(&s, STORAGE_MODIFIED_IS, DB_INT(from));
 		st = sql_run(&s, NULL, NULL, NULL);
-		if (st == DB_OK && db_history_active(wc)) {
-			sql_reset(&s);
-			add_collection(&s, user_id, collection);
-			add_item_ids(&s, items + done, c, padded);
-			st = db_history_restamp(s.text.data, s.params, s.nparams, from, to);
-		}
 		done += c;
 	}
 	sql_free(&s);

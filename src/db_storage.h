@@ -74,11 +74,10 @@ enum db_status db_storage_put(struct write_context *wc, int64_t user_id,
 			      size_t n, int64_t stamp);
 /*
  * Move the rows of items (n, no repeated id) whose modified is `from` to
- * `to`, with this write's history copies of them (wc, as for the put):
- * for an upload written before its account's row lock was taken
+ * `to`: for an upload written before its account's row lock was taken
  * (write_lock.h), whose stamp proved too low under the lock.
  */
-enum db_status db_storage_restamp(struct write_context *wc, int64_t user_id,
+enum db_status db_storage_restamp(int64_t user_id,
 				  const char *collection, const struct wbo *items,
 				  size_t n, int64_t from, int64_t to);
 

@@ -26,6 +26,7 @@
 #include "user_api.h"
 #include "util.h"
 #include "validate.h"
+#include "write_lock.h"
 
 #define ANY METHOD__MAX
 
@@ -265,6 +266,9 @@ static void history_open(struct request *req, const struct user *user)
 		.collection = req->collection,
 		.agent = request_header(req, "User-Agent"),
 		.max_kb = req->cfg->history_max_kb,
+		/* The stamp may move under the lock: versions wait under a
+		 * mark of this write's own (write_lock.h). */
+		.keep_as = req->lock_pending ? write_lock_provisional_mark() : 0,
 	};
 	db_history_begin(req->write, &w);
 }

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include <openssl/rand.h>
+
 #include "change_board.h"
 #include "db_history.h"
 #include "db_storage.h"
@@ -46,6 +48,14 @@ static int64_t final_stamp(const struct user *now, int64_t provisional)
 	return (clock > floor ? clock : floor) + 1;
 }
 
+int64_t write_lock_provisional_mark(void)
+{
+	uint64_t r = 0;
+	if (RAND_bytes((unsigned char *)&r, sizeof r) != 1)
+		r = (uint64_t)now_centiseconds() ^ ((uint64_t)(uintptr_t)&r << 16);
+	return -(int64_t)(r >> 2) - 1;
+}
+
 int write_lock_take(struct request *req, struct response *resp,
 		    const char *collection, const struct wbo *items, size_t n)
 {
@@ -66,15 +76,12 @@ int write_lock_take(struct request *req, struct response *resp,
 		log_debug("stamp moved by %lld cs: a write of the account committed "
 			  "since the login", (long long)(stamp - req->timestamp));
 	if (stamp != req->timestamp && n > 0)
-		st = db_storage_restamp(req->write, now.id, collection, items, n,
-					req->timestamp, stamp);
+		st = db_storage_restamp(now.id, collection, items, n, req->timestamp, stamp);
+	if (st == DB_OK)
+		st = db_history_settle(req->write, stamp, now.last_write);
 	if (st == DB_OK) {
 		req->timestamp = stamp;
 		req->user->last_write = now.last_write;
-		if (req->write != NULL) {
-			req->write->stamp = stamp;
-			req->write->previous = now.last_write;
-		}
 		req->lock_pending = false;
 	}
 	user_free(&now);

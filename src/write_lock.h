@@ -19,6 +19,7 @@
 #define WEAVE_WRITE_LOCK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "request.h"
 #include "response.h"
@@ -32,5 +33,12 @@
  */
 int write_lock_take(struct request *req, struct response *resp,
 		    const char *collection, const struct wbo *items, size_t n);
+
+/*
+ * A `replaced` for the versions an upload keeps before its stamp is final:
+ * negative (no stamp is) and random, so that no other write's versions
+ * carry it and db_history_settle() moves exactly this write's.
+ */
+int64_t write_lock_provisional_mark(void);
 
 #endif
