@@ -12,6 +12,7 @@
 enum history_stmt {
 	HISTORY_KEEP,           /* + a WHERE over wbo, [LIVE], RETURNING */
 	HISTORY_KEEP_LIVE,
+	HISTORY_KEEP_LOCKING,
 	HISTORY_KEEP_RETURNING,
 	HISTORY_DROP_EXPIRED_COPIES,
 	HISTORY_LOG_INSERT,
@@ -60,6 +61,14 @@ static const char *const history_sql[HISTORY_STMT__MAX] = {
 			 "replaced, " VERSION_COLUMNS ") SELECT user_id, collection, "
 			 "id, ?, " VERSION_COLUMNS " FROM wbo WHERE ",
 	[HISTORY_KEEP_LIVE] = " AND expires > ?",
+	/*
+	 * For a write that does not hold its account's lock yet (keep_as
+	 * below 0, write_lock.h): the SELECT of INSERT ... SELECT is a
+	 * consistent read in READ COMMITTED, which would copy the version
+	 * before an uncommitted writer of the same rows and lose that
+	 * writer's; locking waits for it and copies its version.
+	 */
+	[HISTORY_KEEP_LOCKING] = " FOR UPDATE",
 	[HISTORY_KEEP_RETURNING] = " RETURNING expires, payload_size",
 	[HISTORY_DROP_EXPIRED_COPIES] = "DELETE FROM wbo_history WHERE user_id = ? "
 					"AND replaced = ? AND expires <= ?",
@@ -203,6 +212,8 @@ static enum db_status keep_rows(struct write_context *wc, const char *where,
 	buf_puts(&sql, where);
 	if (live)
 		buf_puts(&sql, history_sql[HISTORY_KEEP_LIVE]);
+	if (wc->keep_as < 0)
+		buf_puts(&sql, history_sql[HISTORY_KEEP_LOCKING]);
 	buf_puts(&sql, history_sql[HISTORY_KEEP_RETURNING]);
 	struct db_param *p = xcalloc(nparams + 2, sizeof *p);
 	p[0] = DB_INT(wc->keep_as);

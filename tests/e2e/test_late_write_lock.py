@@ -140,6 +140,14 @@ def test_uploads_sharing_ids_all_land_and_the_newest_wins():
     stamps = sorted(a[0] for a in answers)
     assert kept and {int(r[0]) for r in kept} <= set(stamps[1:]), (kept, stamps)
     assert all(r[1] == "20" for r in kept)
+    # The version a write replaced is the one written just before it in
+    # stamp order: its modified and payload.
+    order = sorted(answers)
+    before = {order[k][0]: order[k - 1] for k in range(1, len(order))}
+    rows = sql(f"SELECT replaced, modified, payload FROM wbo_history WHERE user_id = {uid} "
+               f"AND collection = 'shared'")
+    for replaced, modified, text in rows:
+        assert (int(modified), text) == before[int(replaced)], (replaced, modified, text)
 
 
 def _race_a_change(change):
