@@ -270,7 +270,9 @@ enum db_status db_history_settle(struct write_context *wc, int64_t stamp,
 	enum db_status st = DB_OK;
 	if (!db_history_active(wc))
 		return DB_OK;
-	if (wc->touched && wc->keep_as != stamp) {
+	/* Only when versions were kept: an upload of new records (the usual
+	 * one) then makes no statement here, under its account's lock. */
+	if (wc->replaced + wc->deleted > 0 && wc->keep_as != stamp) {
 		struct db_param p[] = { DB_INT(stamp), DB_INT(wc->user_id), DB_INT(wc->keep_as) };
 		st = db_run(history_sql[HISTORY_SETTLE], p, 3, NULL, NULL, NULL);
 	}
