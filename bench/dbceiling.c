@@ -183,7 +183,7 @@ static void do_post(const char *name, unsigned batch)
 		floor = u.last_write;
 	int64_t stamp = (now > floor ? now : floor) + 1; /* route.c account_stamp */
 	struct history_write w = { u.id, stamp, u.last_write, "history", "dbceiling",
-				   cfg.history_max_kb };
+				   cfg.history_max_kb, 0 };
 	db_history_begin(&wc, &w);
 	if (cfg.history_days <= 0)
 		db_history_cancel(&wc);

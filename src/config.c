@@ -63,6 +63,7 @@ static const struct config_key config_keys[] = {
 	KEY(max_post_bytes, KEY_INT, 1024, 64 * 1024 * 1024),
 	KEY(max_ids, KEY_INT, 1, 10000),
 	KEY(history_days, KEY_INT, 0, 3650),
+	KEY(late_write_lock, KEY_BOOL, 0, 0),
 	KEY(history_max_kb, KEY_INT, 0, INT64_C(1) << 30),
 	KEY(auth_cache_seconds, KEY_INT, 0, 7 * 86400),
 	{ "cache_secret", KEY_STRING, offsetof(struct config, cache_secret), SECRET_MIN, 0, true },
@@ -124,6 +125,7 @@ void config_defaults(struct config *cfg)
 	cfg->max_post_bytes = 1048576;
 	cfg->max_ids = 1000;
 	cfg->history_days = 14;
+	cfg->late_write_lock = false;
 	cfg->history_max_kb = 10240;
 	cfg->auth_cache_seconds = 86400;
 	cfg->cache_secret = NULL;

@@ -52,6 +52,8 @@ struct config {
 	/* Record history (db_history.h). */
 	int64_t history_days;   /* 0: keep no history */
 	int64_t history_max_kb; /* per account; 0: no cap */
+	/* Uploads lock their account after writing (write_lock.h). */
+	bool late_write_lock;
 
 	/* Verified credentials (account_cache.h): kept at most this long. */
 	int64_t auth_cache_seconds;

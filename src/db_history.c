@@ -12,9 +12,11 @@
 enum history_stmt {
 	HISTORY_KEEP,           /* + a WHERE over wbo, [LIVE], RETURNING */
 	HISTORY_KEEP_LIVE,
+	HISTORY_KEEP_LOCKING,
 	HISTORY_KEEP_RETURNING,
 	HISTORY_DROP_EXPIRED_COPIES,
 	HISTORY_LOG_INSERT,
+	HISTORY_SETTLE,
 	HISTORY_USAGE_ADD,
 	HISTORY_CAP_WRITES,
 	HISTORY_CAP_VERSIONS,
@@ -59,9 +61,20 @@ static const char *const history_sql[HISTORY_STMT__MAX] = {
 			 "replaced, " VERSION_COLUMNS ") SELECT user_id, collection, "
 			 "id, ?, " VERSION_COLUMNS " FROM wbo WHERE ",
 	[HISTORY_KEEP_LIVE] = " AND expires > ?",
+	/*
+	 * For a write that does not hold its account's lock yet (keep_as
+	 * below 0, write_lock.h): the SELECT of INSERT ... SELECT is a
+	 * consistent read in READ COMMITTED, which would copy the version
+	 * before an uncommitted writer of the same rows and lose that
+	 * writer's; locking waits for it and copies its version.
+	 */
+	[HISTORY_KEEP_LOCKING] = " FOR UPDATE",
 	[HISTORY_KEEP_RETURNING] = " RETURNING expires, payload_size",
 	[HISTORY_DROP_EXPIRED_COPIES] = "DELETE FROM wbo_history WHERE user_id = ? "
 					"AND replaced = ? AND expires <= ?",
+	/* keep_as is this transaction's own (db_history_settle). */
+	[HISTORY_SETTLE] = "UPDATE wbo_history SET replaced = ? WHERE user_id = ? "
+			   "AND replaced = ?",
 	[HISTORY_LOG_INSERT] = "INSERT INTO write_log (user_id, stamp, collection, "
 			       "previous, written, replaced, deleted, agent, bytes) "
 			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -137,6 +150,7 @@ void db_history_begin(struct write_context *wc, const struct history_write *w)
 	wc->user_id = w->user_id;
 	wc->stamp = w->stamp;
 	wc->previous = w->previous;
+	wc->keep_as = w->keep_as < 0 ? w->keep_as : w->stamp;
 	wc->max_kb = w->max_kb;
 	if (w->collection != NULL)
 		snprintf(wc->collection, sizeof wc->collection, "%s", w->collection);
@@ -198,9 +212,11 @@ static enum db_status keep_rows(struct write_context *wc, const char *where,
 	buf_puts(&sql, where);
 	if (live)
 		buf_puts(&sql, history_sql[HISTORY_KEEP_LIVE]);
+	if (wc->keep_as < 0)
+		buf_puts(&sql, history_sql[HISTORY_KEEP_LOCKING]);
 	buf_puts(&sql, history_sql[HISTORY_KEEP_RETURNING]);
 	struct db_param *p = xcalloc(nparams + 2, sizeof *p);
-	p[0] = DB_INT(wc->stamp);
+	p[0] = DB_INT(wc->keep_as);
 	memcpy(p + 1, params, nparams * sizeof *p);
 	p[nparams + 1] = DB_INT(wc->stamp);
 	memset(k, 0, sizeof *k);
@@ -243,9 +259,26 @@ enum db_status db_history_keep_replaced(struct write_context *wc,
 		return st;
 	/* Rare: an expired row is no version anyone could restore. */
 	*expired = true;
-	struct db_param p[] = { DB_INT(wc->user_id), DB_INT(wc->stamp),
+	struct db_param p[] = { DB_INT(wc->user_id), DB_INT(wc->keep_as),
 				DB_INT(wc->stamp) };
 	return db_run(history_sql[HISTORY_DROP_EXPIRED_COPIES], p, 3, NULL, NULL, NULL);
+}
+
+enum db_status db_history_settle(struct write_context *wc, int64_t stamp,
+				 int64_t previous)
+{
+	enum db_status st = DB_OK;
+	if (!db_history_active(wc))
+		return DB_OK;
+	/* Only when versions were kept: an upload of new records (the usual
+	 * one) then makes no statement here, under its account's lock. */
+	if (wc->replaced + wc->deleted > 0 && wc->keep_as != stamp) {
+		struct db_param p[] = { DB_INT(stamp), DB_INT(wc->user_id), DB_INT(wc->keep_as) };
+		st = db_run(history_sql[HISTORY_SETTLE], p, 3, NULL, NULL, NULL);
+	}
+	wc->stamp = wc->keep_as = stamp;
+	wc->previous = previous;
+	return st;
 }
 
 static int int_row(void *ctx, const struct db_value *row, size_t ncols)

@@ -39,6 +39,10 @@ struct history_write {
 	const char *collection; /* NULL: every collection (DELETE storage) */
 	const char *agent;      /* the client's User-Agent; NULL: none */
 	int64_t max_kb;         /* history_max_kb; 0: no cap */
+	/* Below 0: kept versions carry this in `replaced` until
+	 * db_history_settle() (a stamp not final yet, write_lock.h); 0: the
+	 * stamp. */
+	int64_t keep_as;
 };
 
 /* One write's context: the history_write, copied, and what the write's
@@ -47,6 +51,7 @@ struct write_context {
 	bool keeps;   /* history is on for this write */
 	bool touched; /* a statement of it kept or wrote records */
 	int64_t user_id, stamp, previous, max_kb;
+	int64_t keep_as; /* `replaced` of the versions kept so far */
 	char collection[33]; /* "" for every collection */
 	char agent[HISTORY_AGENT_MAX + 1];
 	int64_t written, replaced, deleted, bytes;
@@ -81,6 +86,12 @@ enum db_status db_history_keep_replaced(struct write_context *wc,
 					const char *where,
 					const struct db_param *params,
 					size_t nparams, bool *expired);
+/*
+ * The write's stamp is final (write_lock.h): the versions it kept under
+ * keep_as move to stamp, and its log row will say stamp and previous.
+ */
+enum db_status db_history_settle(struct write_context *wc, int64_t stamp,
+				 int64_t previous);
 /* The write uploads n records (for the log). */
 void db_history_note_written(struct write_context *wc, size_t n);
 /*

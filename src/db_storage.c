@@ -27,6 +27,8 @@ enum storage_stmt {
 	STORAGE_SELECT_IDS,
 	STORAGE_SELECT_ID,
 	STORAGE_DELETE,
+	STORAGE_RESTAMP,
+	STORAGE_MODIFIED_IS,
 	STORAGE_OF_USER,
 	STORAGE_IN_COLLECTION,
 	STORAGE_LIVE,
@@ -113,6 +115,8 @@ static const char *const storage_sql[STORAGE_STMT__MAX] = {
 	[STORAGE_SELECT_IDS] = "SELECT id, modified FROM wbo WHERE ",
 	[STORAGE_SELECT_ID] = "SELECT id FROM wbo WHERE ",
 	[STORAGE_DELETE] = "DELETE FROM wbo WHERE ",
+	[STORAGE_RESTAMP] = "UPDATE wbo SET modified = ? WHERE ",
+	[STORAGE_MODIFIED_IS] = " AND modified = ?",
 	[STORAGE_OF_USER] = "user_id = ?",
 	[STORAGE_IN_COLLECTION] = " AND collection = ?",
 	[STORAGE_LIVE] = " AND expires > ?",
@@ -661,6 +665,34 @@ enum db_status db_storage_put(struct write_context *wc, int64_t user_id,
 	sql_free(&s);
 	free(group);
 	free(done);
+	return st;
+}
+
+/*
+ * The rows of items that this transaction wrote under `from` move to `to`
+ * (write_lock.h: an upload stamped before its account was locked). Only
+ * rows whose modified is `from` among these ids: this transaction holds
+ * their row locks, so the UPDATE waits for nobody.
+ */
+enum db_status db_storage_restamp(int64_t user_id,
+				  const char *collection, const struct wbo *items,
+				  size_t n, int64_t from, int64_t to)
+{
+	struct sql s;
+	enum db_status st = DB_OK;
+	sql_init(&s);
+	for (size_t done = 0; done < n && st == DB_OK;) {
+		size_t c = n - done < MAX_IN_CHUNK ? n - done : MAX_IN_CHUNK;
+		size_t padded = power_of_two_at_least(c);
+		sql_reset(&s);
+		sql_add_param(&s, STORAGE_RESTAMP, DB_INT(to));
+		add_collection(&s, user_id, collection);
+		add_item_ids(&s, items + done, c, padded);
+		sql_add_param(&s, STORAGE_MODIFIED_IS, DB_INT(from));
+		st = sql_run(&s, NULL, NULL, NULL);
+		done += c;
+	}
+	sql_free(&s);
 	return st;
 }
 

@@ -72,6 +72,14 @@ enum db_status db_storage_last_modified(int64_t user_id, const char *collection,
 enum db_status db_storage_put(struct write_context *wc, int64_t user_id,
 			      const char *collection, const struct wbo *items,
 			      size_t n, int64_t stamp);
+/*
+ * Move the rows of items (n, no repeated id) whose modified is `from` to
+ * `to`: for an upload written before its account's row lock was taken
+ * (write_lock.h), whose stamp proved too low under the lock.
+ */
+enum db_status db_storage_restamp(int64_t user_id,
+				  const char *collection, const struct wbo *items,
+				  size_t n, int64_t from, int64_t to);
 
 /* Delete the records matching q (all of the collection when q selects nothing). */
 enum db_status db_storage_delete(struct write_context *wc, int64_t user_id,

@@ -153,7 +153,9 @@ static bool right(enum password_verdict v)
  */
 static void write_begins(struct request *req, const struct user *user)
 {
-	change_board_bump(user->id);
+	/* An upload that locks late bumps when it locks (write_lock.c). */
+	if (!req->lock_pending)
+		change_board_bump(user->id);
 	req->started = now_centiseconds();
 }
 
@@ -223,7 +225,8 @@ static enum step kept_row(struct login *l)
 }
 
 /* Step: the user row and the throttle's counters, in share mode for a
- * read, locked in a new transaction for a write. */
+ * read, locked in a new transaction for a write (read without a lock in
+ * it for an upload that locks late: req->lock_pending, write_lock.h). */
 static enum step load_account(struct login *l)
 {
 	enum db_status st;
@@ -235,8 +238,10 @@ static enum step load_account(struct login *l)
 	} else {
 		account_cache_probe(l->cred.username, &l->probe);
 	}
-	st = db_user_get_login(l->cred.username,
-			       l->writes ? USER_LOCK_EXCLUSIVE : USER_LOCK_SHARED,
+	enum user_lock lock = !l->writes ? USER_LOCK_SHARED
+			      : l->req->lock_pending ? USER_LOCK_NONE
+						     : USER_LOCK_EXCLUSIVE;
+	st = db_user_get_login(l->cred.username, lock,
 			       &l->subjects, l->req->started / 100, l->user,
 			       &l->counters, shared_credential_wanted() ? &l->verifier : NULL);
 	if (st != DB_OK && st != DB_NOT_FOUND)

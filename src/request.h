@@ -79,6 +79,9 @@ struct request {
 	 * account is locked, handed to db_storage_ writes; NULL before.
 	 * Owned by the request (request_free() frees it). */
 	struct write_context *write;
+	/* The write's login took no row lock yet and req->timestamp is
+	 * provisional until write_lock_take() (write_lock.h). */
+	bool lock_pending;
 
 	/*
 	 * Throttling (throttle.h), acted on by the gate after the request's

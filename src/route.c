@@ -26,6 +26,7 @@
 #include "user_api.h"
 #include "util.h"
 #include "validate.h"
+#include "write_lock.h"
 
 #define ANY METHOD__MAX
 
@@ -56,15 +57,15 @@ static const struct route routes[] = {
 	{ METHOD_GET, "{sver}/{user}/storage/{coll}", storage_get_collection,
 	  NEEDS_AUTH | USER_MUST_MATCH },
 	{ METHOD_POST, "{sver}/{user}/storage/{coll}", storage_post_collection,
-	  NEEDS_AUTH | USER_MUST_MATCH | READS_BODY | WRITES },
+	  NEEDS_AUTH | USER_MUST_MATCH | READS_BODY | WRITES | LOCKS_LATE },
 	{ METHOD_PUT, "{sver}/{user}/storage/{coll}", storage_post_collection,
-	  NEEDS_AUTH | USER_MUST_MATCH | READS_BODY | WRITES },
+	  NEEDS_AUTH | USER_MUST_MATCH | READS_BODY | WRITES | LOCKS_LATE },
 	{ METHOD_DELETE, "{sver}/{user}/storage/{coll}", storage_delete_collection,
 	  NEEDS_AUTH | USER_MUST_MATCH | WRITES },
 	{ METHOD_GET, "{sver}/{user}/storage/{coll}/{id}", storage_get_record,
 	  NEEDS_AUTH | USER_MUST_MATCH },
 	{ METHOD_PUT, "{sver}/{user}/storage/{coll}/{id}", storage_put_record,
-	  NEEDS_AUTH | USER_MUST_MATCH | READS_BODY | WRITES },
+	  NEEDS_AUTH | USER_MUST_MATCH | READS_BODY | WRITES | LOCKS_LATE },
 	{ METHOD_DELETE, "{sver}/{user}/storage/{coll}/{id}", storage_delete_record,
 	  NEEDS_AUTH | USER_MUST_MATCH | WRITES },
 	{ METHOD_DELETE, "{sver}/{user}/storage", storage_delete_all,
@@ -265,6 +266,9 @@ static void history_open(struct request *req, const struct user *user)
 		.collection = req->collection,
 		.agent = request_header(req, "User-Agent"),
 		.max_kb = req->cfg->history_max_kb,
+		/* The stamp may move under the lock: versions wait under a
+		 * mark of this write's own (write_lock.h). */
+		.keep_as = req->lock_pending ? write_lock_provisional_mark() : 0,
 	};
 	db_history_begin(req->write, &w);
 }
@@ -349,6 +353,8 @@ static int open_attempt(struct request *req, struct response *resp,
 		req->timestamp = req->started;
 		return writes ? txn_begin(req, resp) : 0;
 	}
+	/* An upload that locks late: its login reads the row unlocked. */
+	req->lock_pending = writes && (a->r->flags & LOCKS_LATE) && req->cfg->late_write_lock;
 	enum auth_outcome o = login_authenticate(req, resp, writes, &a->user);
 	if (o != AUTH_DONE)
 		return o == AUTH_RETRY ? HANDLER_RETRY : resp->status;
@@ -373,6 +379,11 @@ static enum db_status before_commit(const struct request *req, const void *ctx)
 	const struct route *r = ctx;
 	if (!(r->flags & WRITES) || req->user == NULL)
 		return DB_OK;
+	if (req->lock_pending) {
+		/* A handler answered without taking its lock: never commit. */
+		log_error("write about to commit without its account's lock");
+		return DB_ERROR;
+	}
 	enum db_status st = db_history_finish(req->write);
 	return st == DB_OK ? db_user_set_last_write(req->user->id, req->timestamp) : st;
 }
@@ -381,6 +392,7 @@ static int run_attempt(struct request *req, struct response *resp, void *ctx)
 {
 	struct attempt *a = ctx;
 	req->timestamp = 0; /* a refused login answers the current time */
+	req->lock_pending = false;
 	int status = open_attempt(req, resp, a);
 	if (status == 0) {
 		status = a->r->handler(req, resp);

@@ -27,6 +27,8 @@ enum route_flag {
 	RESET_CODE_OK = 1 << 4,   /* X-Weave-Password-Reset stands in for NEEDS_AUTH */
 	ADMIN_SECRET_OK = 1 << 5, /* the admin X-Weave-Secret is checked (req->admin_secret_ok)
 				     and stands in for NEEDS_AUTH */
+	LOCKS_LATE = 1 << 6,      /* with late_write_lock, the handler locks the account
+				     itself, after its records (write_lock.h) */
 };
 
 /*

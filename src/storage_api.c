@@ -15,6 +15,7 @@
 #include "query.h"
 #include "account_cache.h"
 #include "util.h"
+#include "write_lock.h"
 #include "validate.h"
 #include "wbo.h"
 
@@ -205,6 +206,21 @@ static int check_unmodified(struct request *req, struct response *resp,
 }
 
 /*
+ * An upload whose login took no lock (write_lock.h) locks before writing
+ * when X-If-Unmodified-Since must be checked under the lock, or when a
+ * record keeps its stored modified (no payload nor parentid): a restamp
+ * could not tell such a row from one this write stamped. 0 or a status.
+ */
+static int lock_before_writing(struct request *req, struct response *resp,
+			       const struct wbo *items, size_t n)
+{
+	bool early = request_header(req, "X-If-Unmodified-Since") != NULL;
+	for (size_t i = 0; i < n && !early; i++)
+		early = (items[i].fields & (WBO_FIELD_PAYLOAD | WBO_FIELD_PARENTID)) == 0;
+	return early ? write_lock_take(req, resp, req->collection, NULL, 0) : 0;
+}
+
+/*
  * After a write, inside its transaction: 400 14 when the user is now
  * over quota (the write is rolled back), and X-Weave-Quota-Remaining
  * when 1024 KB or less are left. Returns 0 to go on, else a status.
@@ -346,13 +362,17 @@ static int put_one_record(struct request *req, struct response *resp,
 		json_object_put(obj);
 		return resp_error(resp, 400, WEAVE_ERR_INVALID_WBO);
 	}
-	int status = check_unmodified(req, resp, req->collection);
+	int status = lock_before_writing(req, resp, &w, 1);
+	if (status == 0)
+		status = check_unmodified(req, resp, req->collection);
 	if (status == 0) {
 		enum db_status st = db_storage_put(req->write, req->user->id,
 						   req->collection, &w, 1,
 						   req->timestamp);
 		status = st == DB_OK ? 0 : handler_db_failure(req, resp, st);
 	}
+	if (status == 0)
+		status = write_lock_take(req, resp, req->collection, &w, 1);
 	json_object_put(obj);
 	if (status == 0)
 		status = check_quota(req, resp);
@@ -405,13 +425,18 @@ int storage_post_collection(struct request *req, struct response *resp)
 		log_info("POST of %zu records: %zu to store, see its failed list",
 			 batch.count, batch.nvalid);
 
-	int status = check_unmodified(req, resp, req->collection);
+	int status = lock_before_writing(req, resp, batch.items, batch.nvalid);
+	if (status == 0)
+		status = check_unmodified(req, resp, req->collection);
 	if (status == 0 && batch.nvalid > 0) {
 		enum db_status st = db_storage_put(req->write, req->user->id, req->collection,
 						   batch.items, batch.nvalid,
 						   req->timestamp);
 		status = st == DB_OK ? 0 : handler_db_failure(req, resp, st);
 	}
+	if (status == 0)
+		status = write_lock_take(req, resp, req->collection, batch.items,
+					 batch.nvalid);
 	if (status == 0 && batch.nvalid > 0)
 		status = check_quota(req, resp);
 	if (status == 0) {

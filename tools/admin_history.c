@@ -368,7 +368,7 @@ static enum db_status apply_plan(const struct user *u, int64_t stamp,
 	format_timestamp(as_of, when, sizeof when);
 	snprintf(agent, sizeof agent, RESTORE_AGENT " --as-of %s", when);
 	/* No cap inside a restore: it must not drop the versions it reads. */
-	struct history_write w = { u->id, stamp, previous, p->collection, agent, 0 };
+	struct history_write w = { u->id, stamp, previous, p->collection, agent, 0, 0 };
 	struct write_context wc;
 	enum db_status st = DB_OK;
 	if (p->nput == 0 && p->nremove == 0)
