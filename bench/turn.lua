@@ -7,6 +7,10 @@
 -- the first. BENCH_OP=poll: GET info/collections; BENCH_OP=upload: POST
 -- 100 new records to storage/history (ids unique to BENCH_RUN).
 -- BENCH_CYCLE=1 (the web ceiling's timed run): start over instead.
+-- BENCH_SHARDS=m, BENCH_SHARD=s (0 .. m-1): this wrk is one of m sharing
+-- the accounts (bench/run clusterturns: one per front-end), its thread k
+-- taking the accounts s*n+k, s*n+k+m*n, ... so that together they still
+-- ask each account once per pass.
 local c = dofile(os.getenv("BENCH_DIR") .. "/common.lua")
 setup = c.setup
 local mine, base, sent, op, tag = {}, nil, 0, nil, nil
@@ -15,7 +19,10 @@ local cycle = os.getenv("BENCH_CYCLE") == "1"
 function init(args)
 	local users = c.users()
 	local threads = tonumber(c.env("BENCH_THREADS"))
-	for j = (thread_index or 0) + 1, #users, threads do mine[#mine + 1] = users[j] end
+	local shards, shard = tonumber(c.env("BENCH_SHARDS", "1")), tonumber(c.env("BENCH_SHARD", "0"))
+	for j = shard * threads + (thread_index or 0) + 1, #users, threads * shards do
+		mine[#mine + 1] = users[j]
+	end
 	base = c.env("BENCH_BASE")
 	op = c.env("BENCH_OP", "poll")
 	tag = "n" .. c.env("BENCH_RUN", "0") .. "-"
