@@ -135,7 +135,7 @@ run_clusterturns() {
 		for n in $CLUSTER_TURN_USERS; do
 			for c in $TURN_CONC; do
 				# The single host's passes, as in turns (rows "cold", "warm").
-				cold_restart
+				cold_restart "$c"
 				TURN_WORKLOAD="cluster turns" turn_pass "$op" "$n" "$c" "one host cold"
 				# shellcheck disable=SC2153 # set by turn_row
 				single_cold=$T_RPS

@@ -248,6 +248,7 @@ php_turns() { # OP N CONC
 	fi
 	php_target php
 	php_anchor_restart
+	spawn_processes "$c" php/1.0/nosuchaccount/info/collections
 	for label in cold warm; do
 		RUN_NO=$((RUN_NO + 1))
 		settle
