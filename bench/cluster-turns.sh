@@ -64,8 +64,8 @@ cluster_turn_pass() { # OP N CONC CYCLE FRONTS...
 	shift 4
 	local -A off v0
 	local -a pids=()
-	match="GET /weave/1.0/pop[0-9]+/info/collections HTTP/1.1\" 200 "
-	[[ $op == upload ]] && match="POST /weave/1.0/pop[0-9]+/storage/history HTTP/1.1\" 200 "
+	match="GET /weave/1.0/pop[0-9]+/info/collections HTTP/1.1\" [0-9]{3} "
+	[[ $op == upload ]] && match="POST /weave/1.0/pop[0-9]+/storage/history HTTP/1.1\" [0-9]{3} "
 	((cycle)) && secs=$TURN_WARM_SECS
 	RUN_NO=$((RUN_NO + 1))
 	for f in "$@"; do

@@ -91,7 +91,7 @@ php_anchor_apache_conf() { # DIR SCRIPTS
 		LoadModule mpm_prefork_module $m/mod_mpm_prefork.so
 		StartServers 8
 		MinSpareServers 4
-		MaxSpareServers 16
+		MaxSpareServers 64
 		ServerLimit 64
 		MaxRequestWorkers 64
 		MaxConnectionsPerChild 0
@@ -242,9 +242,9 @@ php_turns() { # OP N CONC
 	PHP_COLD=- PHP_WARM=-
 	((n <= PHP_USERS)) || return 0
 	if [[ $op == upload ]]; then
-		match="POST ${PHP_BASE}pop[0-9]+/storage/history HTTP/1.1\" 200 "
+		match="POST ${PHP_BASE}pop[0-9]+/storage/history HTTP/1.1\" [0-9]{3} "
 	else
-		match="GET ${PHP_BASE}pop[0-9]+/info/collections HTTP/1.1\" 200 "
+		match="GET ${PHP_BASE}pop[0-9]+/info/collections HTTP/1.1\" [0-9]{3} "
 	fi
 	php_target php
 	php_anchor_restart

@@ -365,11 +365,13 @@ stack_apache_start() {
 
 			# prefork: measured ~15 % faster than event for this
 			# workload on 2 cores (docs/HACKING.md, Apache and
-			# mod_fcgid). Room for 32 clients with keep-alive.
+			# mod_fcgid). Room for 32 clients with keep-alive; the
+			# children a burst started stay (MaxSpareServers), so a
+			# keep-alive client never waits for one to be forked.
 			LoadModule mpm_prefork_module $m/mod_mpm_prefork.so
 			StartServers 8
 			MinSpareServers 4
-			MaxSpareServers 16
+			MaxSpareServers 64
 			ServerLimit 64
 			MaxRequestWorkers 64
 			MaxConnectionsPerChild 0
