@@ -248,7 +248,7 @@ php_turns() { # OP N CONC
 	fi
 	php_target php
 	php_anchor_restart
-	spawn_processes "$c" "${PHP_BASE#/}spawn0/info/collections"
+	spawn_processes "$c" "$PHP_BASE"
 	for label in cold warm; do
 		RUN_NO=$((RUN_NO + 1))
 		settle
