@@ -238,7 +238,7 @@ php_stored() { # weave|php LIKE REGEX IDS
 # (req/s) for weave's "vs PHP" column.
 PHP_COLD=- PHP_WARM=-
 php_turns() { # OP N CONC
-	local op=$1 n=$2 c=$3 match label ok rps recs load0 ids=n%
+	local op=$1 n=$2 c=$3 match label ok rps recs load0 cpu0 ids=n%
 	PHP_COLD=- PHP_WARM=-
 	((n <= PHP_USERS)) || return 0
 	if [[ $op == upload ]]; then
@@ -252,7 +252,7 @@ php_turns() { # OP N CONC
 	for label in cold warm; do
 		RUN_NO=$((RUN_NO + 1))
 		settle
-		load0=$(cut -d' ' -f1 /proc/loadavg)
+		load0=$(cut -d' ' -f1 /proc/loadavg) cpu0=$(cpu_ticks)
 		if [[ $label == cold ]]; then
 			BENCH_OP=$op BENCH_PREFIX=pop BENCH_USERS=$n BENCH_RUN=$RUN_NO BENCH_BASE=$PHP_BASE WARM=0 \
 				BENCH_CYCLE=0 wrk_measure "$c" "$TURN_SECS" "$BASE_URL" turn.lua "$PHP_BASE" "$n" "$match"
@@ -260,6 +260,7 @@ php_turns() { # OP N CONC
 			BENCH_OP=$op BENCH_PREFIX=pop BENCH_USERS=$n BENCH_RUN=$RUN_NO BENCH_BASE=$PHP_BASE WARM=0 \
 				BENCH_CYCLE=1 wrk_measure "$c" "$TURN_WARM_SECS" "$BASE_URL" turn.lua "$PHP_BASE"
 		fi
+		CPU_NOTES+="turns $op $n c=$c php $label: $(cpu_per_request "$cpu0" "$(cpu_ticks)" "$M_N"); "
 		settle
 		ok=$M_OK
 		[[ $label == cold ]] && ((ok > n)) && ok=$n # answers after the stop are not timed
@@ -286,21 +287,25 @@ php_turns() { # OP N CONC
 # BENCH_RANDOM=1 over one account).
 run_anchor() {
 	local c r side first second rps recs p50 p99 errors
-	local -A posts spent lat
+	local cpu0
+	local -A posts spent lat cpu asked
 	if ! php_anchor_enabled; then
 		say "11 anchor: skipped (set BENCH_PHP_SERVER to a checkout of weaveserver-obsolote)"
 		return 0
 	fi
 	say "11 anchor: POST 100 records to one account, weave and PHP 1.0, c = $ANCHOR_CONC"
 	for c in $ANCHOR_CONC; do
-		posts=() spent=() lat=()
+		posts=() spent=() lat=() cpu=() asked=()
 		for ((r = 1; r <= ANCHOR_ROUNDS; r++)); do
 			first=weave second=php
 			((r % 2)) || { first=php second=weave; }
 			for side in $first $second; do
 				php_target "$side"
 				anchor_post "$c" "$WARM" "$side" # warm-up, ids of its own
+				cpu0=$(cpu_ticks)
 				anchor_post "$c" "$SECS" "$side"
+				cpu[$side]=$(cpu_add "${cpu[$side]:-0 0 0}" "$cpu0" "$(cpu_ticks)")
+				asked[$side]=$((${asked[$side]:-0} + M_N))
 				posts[$side]=$((${posts[$side]:-0} + M_OK))
 				spent[$side]=$(echo "${spent[$side]:-0} + $M_SECS" | bc -l)
 				lat[$side]="$M_P50 $M_P99 $((M_N - M_OK))"
@@ -315,11 +320,21 @@ run_anchor() {
 				"$rps" "$recs" "$p50" "$p99" - - "$([[ $side == weave ]] && peak_memory weave.fcgi || echo -)" \
 				"$errors" - - "$([[ $side == weave ]] && ratio "$rps" "$ANCHOR_PHP_RPS" || echo -)"
 			[[ $side == php ]] && ANCHOR_PHP_RPS=$rps
+			CPU_NOTES+="anchor c=$c $side: $(cpu_per_request "0 0 0" "${cpu[$side]}" "${asked[$side]}"); "
 		done
 		PHP_NOTES+="anchor c=$c: $(php_stored weave "one${c}x0" "${WEB_BASE}one${c}x0" r%), $(php_stored php "one${c}x0" "${PHP_BASE}one${c}x0" r%); "
 	done
 }
 ANCHOR_PHP_RPS=-
+
+# SUM plus the ticks between BEFORE and AFTER, kind by kind (cpu_ticks).
+cpu_add() { # SUM BEFORE AFTER
+	local -a s b a
+	read -r -a s <<<"$1"
+	read -r -a b <<<"$2"
+	read -r -a a <<<"$3"
+	echo $((s[0] + a[0] - b[0])) $((s[1] + a[1] - b[1])) $((s[2] + a[2] - b[2]))
+}
 
 # One timed upload run with ids of its own (a run number of its own).
 anchor_post() { # CONC SECONDS weave|php
