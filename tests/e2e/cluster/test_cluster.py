@@ -18,6 +18,7 @@ What must hold, whichever front-end a client uses:
   is answered once the cluster is whole again (the fault tests below).
 """
 
+import collections
 import json
 import os
 import subprocess
@@ -203,6 +204,39 @@ def test_password_change_through_one_front_end_holds_on_the_other():
     r = on("B", "GET", f"1.0/{name}/info/collections", user=name, password=new)
     assert r.status == 200, r
     print(f"    old password refused on B after {took:.2f} s")
+
+
+def cache_counts(front):
+    """The front-end's host-wide counters (weave-admin cache --json); all
+    0 before the front-end's first login has made its cache file."""
+    p = subprocess.run([weave.ADMIN, "--config", CONFIG[front], "cache", "--json"],
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode != 0 and "no account cache file" in p.stderr:
+        return collections.defaultdict(int)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def test_a_password_verified_through_one_front_end_costs_the_other_no_kdf():
+    """Both front-ends have the same cache_secret (one weave.conf, copied):
+    the verification A makes is stored in the database (login_verifiers),
+    and B takes the account's first request from it without running the
+    KDF. A wrong password on B still runs B's KDF, so the counter is seen
+    to move when it should."""
+    name, pw = weave.new_user("kdf")
+    path = f"1.0/{name}/info/collections"
+    a0, b0 = cache_counts("A"), cache_counts("B")
+    assert on("A", "GET", path, user=name, password=pw).status == 200
+    a1 = cache_counts("A")
+    assert a1["verifications"] == a0["verifications"] + 1, (a0, a1)
+    assert on("B", "GET", path, user=name, password=pw).status == 200
+    b1 = cache_counts("B")
+    assert b1["verifications"] == b0["verifications"], (b0, b1)
+    assert b1["shared_hits"] == b0["shared_hits"] + 1, (b0, b1)
+    assert on("B", "GET", path, user=name, password=pw + "-wrong").status == 401
+    b2 = cache_counts("B")
+    assert b2["verifications"] == b1["verifications"] + 1, (b1, b2)
+    print("    B took A's verification from the database: 0 KDF on B, 1 for a wrong password")
 
 
 def test_disable_and_hand_typed_sql_hold_on_the_other_front_end():
