@@ -2,7 +2,8 @@
 # shellcheck disable=SC2034 # its variables are read by bench/run, which sources it
 # bench/cluster-turns.sh: workload 12 of bench/run, turns on tests/cluster.
 # The accounts of bench/run turns polled and uploaded in turn on the
-# cluster topology (three Galera nodes, front-ends A and B, each with its
+# cluster topology (three Galera nodes, front-ends A and B sharing one
+# cache_secret as a deployment does, each with its
 # own account cache file), cold and warm, through A alone and through A
 # and B at once, beside this stack's single host in the same run. With
 # both front-ends the accounts are split between them (bench/turn.lua,
@@ -23,7 +24,7 @@ cluster_turns_up() {
 	CL=$STACK/cluster
 	WEAVE_CLUSTER_DIR=$CL WEAVE_FCGI=$BIN WEAVE_ADMIN=$ADMIN "$ROOT/tests/cluster" start >&2 ||
 		die "tests/cluster start failed"
-	local where="username REGEXP '^pop[0-9]+\$'" dump=(mariadb-dump --no-defaults
+	local where="username REGEXP '^(pop[0-9]+|spawn0)\$'" dump=(mariadb-dump --no-defaults
 		--socket="$STACK/db/mysqld.sock" -u root --no-create-info --single-transaction --skip-triggers)
 	{
 		"${dump[@]}" --where="$where" weave users
@@ -33,13 +34,23 @@ cluster_turns_up() {
 }
 
 # Front-end F as after a reboot: its Apache stopped, its account cache
-# file made anew (as cold_restart does for the single host), started again.
-cluster_cold_front() { # F
+# file made anew (as cold_restart does for the single host), started again,
+# and with BENCH_TURN_SPAWN its CONC processes started by 8 s of uploads to
+# spawn0 (as spawn_processes does for the single host: a pass that finds
+# every process busy waits a second in mod_fcgid for each one it starts).
+cluster_cold_front() { # F CONC
 	local env=(env WEAVE_CLUSTER_DIR="$CL" WEAVE_FCGI="$BIN" WEAVE_ADMIN="$ADMIN")
 	"${env[@]}" "$ROOT/tests/cluster" kill-web "$1" >&2 || die "tests/cluster kill-web $1 failed"
 	rm -f "$CL/web$1/account-cache"
 	install -o "$STACK_WWW_USER" -g "$STACK_WWW_USER" -m 0600 /dev/null "$CL/web$1/account-cache"
 	"${env[@]}" "$ROOT/tests/cluster" start-web "$1" >&2 || die "tests/cluster start-web $1 failed"
+	((TURN_SPAWN)) || return 0
+	RUN_NO=$((RUN_NO + 1))
+	BENCH_DIR=$ROOT/bench BENCH_THREADS=1 BENCH_PREFIX=spawn BENCH_USERS=1 BENCH_RANDOM=1 \
+		BENCH_RUN=$RUN_NO BENCH_BASE=/weave/1.0/ \
+		wrk -t1 -c"$2" -d8s --timeout "$WRK_TIMEOUT" -s "$ROOT/bench/upload.lua" \
+		"http://127.0.0.1:$(cat "$CL/web$1/port")/" >/dev/null 2>&1 || true
+	cluster_settle "$1"
 }
 
 # Waits until every front-end's access log is still.
@@ -142,7 +153,7 @@ run_clusterturns() {
 				TURN_WORKLOAD="cluster turns" turn_pass "$op" "$n" "$c" "one host warm" 1
 				single_warm=$T_RPS
 				for what in "A" "A B"; do
-					for f in $what; do cluster_cold_front "$f"; done
+					for f in $what; do cluster_cold_front "$f" "$c"; done
 					label="front-end ${what// /+}"
 					load0=$(cut -d' ' -f1 /proc/loadavg)
 					# shellcheck disable=SC2086 # the front-ends, one per word
