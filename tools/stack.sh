@@ -3,7 +3,7 @@
 # mod_fcgid serving weave.fcgi, all under one directory, on 127.0.0.1 only.
 # Sourced by tools/quickstart, tests/run and tests/e2e/dbctl.
 #
-#   stack_free_port                       print a free TCP port on 127.0.0.1
+#   stack_free_port [PORT...]             print a free TCP port on 127.0.0.1 (not PORT)
 #   stack_mariadb_start DIR PORT          init (first time) + start + db/user
 #   stack_mariadb_stop DIR                clean shutdown (kill as fallback)
 #   stack_mariadb_restart DIR [PORT]      stop + start (PORT defaults to last)
@@ -52,13 +52,36 @@ stack__saved_port() { cat "$1/port" 2>/dev/null; return 0; }
 # True when something accepts TCP connections on 127.0.0.1:PORT.
 stack__port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# A port below the kernel's ephemeral range: a port handed out by bind(0)
+# can be taken again by any outgoing connection before our server binds
+# it, and Galera binds its state-transfer port only while a transfer runs
+# (CI once saw node 1's SST port become front-end A's). PORTs given as
+# arguments are skipped (ones handed out already but not yet bound).
 stack_free_port() {
-	/usr/bin/python3 -c '
-import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])
-s.close()'
+	/usr/bin/python3 - "$@" <<-'EOF'
+		import random, socket, sys
+		taken = {int(a) for a in sys.argv[1:] if a.isdigit()}
+		try:
+		    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+		except (OSError, ValueError, IndexError):
+		    low = 32768
+		candidates = list(range(10000, low)) if low > 11000 else []
+		random.shuffle(candidates)
+		for port in candidates[:2000] + [0]:
+		    if port in taken:
+		        continue
+		    s = socket.socket()
+		    try:
+		        s.bind(("127.0.0.1", port))
+		    except OSError:
+		        continue
+		    got = s.getsockname()[1]
+		    s.close()
+		    if got not in taken:
+		        print(got)
+		        sys.exit(0)
+		sys.exit("stack_free_port: no free port on 127.0.0.1")
+	EOF
 }
 
 # A random hex string (no quoting trouble in SQL or config files).
