@@ -24,7 +24,7 @@ CREATE TABLE IF NOT EXISTS users (
   username VARBINARY(32) NOT NULL COMMENT 'lower case, [a-z0-9._-]',
   password_hash VARBINARY(255) NOT NULL COMMENT '$scrypt$..., or a legacy hash',
   email VARCHAR(254) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
-  status TINYINT NOT NULL DEFAULT 1 COMMENT '1 enabled, 0 disabled',
+  status TINYINT NOT NULL DEFAULT 1 COMMENT '1 enabled, 0 disabled, 2 moving (docs/shards.md)',
   quota_kb BIGINT NULL COMMENT 'NULL: quota_kb of weave.conf; 0: no quota',
   node VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NULL
     COMMENT 'storage node base URL; NULL: public_url of weave.conf',
@@ -197,5 +197,20 @@ CREATE TABLE IF NOT EXISTS history_usage (
   user_id INT UNSIGNED NOT NULL,
   bytes BIGINT NOT NULL,
   since BIGINT NOT NULL COMMENT 'centiseconds',
+  PRIMARY KEY (user_id)
+) ENGINE=InnoDB;
+
+-- Moves of accounts between storage nodes (weave-admin user move,
+-- docs/shards.md): a row while a move is unfinished, so that running the
+-- command again after a crash goes on from its phase. A node is a
+-- users.node value; NULL is public_url, whose records are in this
+-- database. Schema version 6.
+CREATE TABLE IF NOT EXISTS moves (
+  user_id INT UNSIGNED NOT NULL,
+  source VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NULL COMMENT 'users.node before',
+  target VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NULL COMMENT 'users.node after',
+  phase TINYINT NOT NULL COMMENT '1 copying, 2 frozen (storage answers 503), 3 switched (cleaning the source)',
+  status_before TINYINT NOT NULL COMMENT 'users.status to give back at the switch',
+  started BIGINT NOT NULL COMMENT 'seconds since the epoch',
   PRIMARY KEY (user_id)
 ) ENGINE=InnoDB;

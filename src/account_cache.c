@@ -236,7 +236,7 @@ void account_cache_put(const struct account_probe *probe, const struct user *u,
 		generation = change_board_generation(u->id);
 		before = change_board_bumps() == probe->bumps; /* read after the slot */
 	}
-	if (before && u->status == 1 && probe->epoch == change_board_epoch() &&
+	if (before && u->status == USER_STATUS_ENABLED && probe->epoch == change_board_epoch() &&
 	    encode_strings(&e, u) &&
 	    cache_key_fingerprint(u->password_hash, (unsigned char *)&e.w[FINGERPRINT])) {
 		e.w[STATUS] = (uint64_t)(int64_t)u->status;

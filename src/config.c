@@ -102,6 +102,21 @@ static const struct config_key config_keys[] = {
 
 #define NKEYS (sizeof config_keys / sizeof config_keys[0])
 
+#define NODE_KEY(name, type, min, max) \
+	{ #name, type, offsetof(struct config_node, name), min, max, false }
+
+/* The keys of one storage node: "node.NAME." and one of these. */
+static const struct config_key node_keys[] = {
+	NODE_KEY(url, KEY_URL, 0, 0),
+	NODE_KEY(db_host, KEY_HOSTS, 0, 0),
+	NODE_KEY(db_port, KEY_INT, 1, 65535),
+	NODE_KEY(db_socket, KEY_STRING, 0, 0),
+	NODE_KEY(db_name, KEY_STRING, 0, 0),
+	NODE_KEY(db_user, KEY_STRING, 0, 0),
+	{ "db_password", KEY_STRING, offsetof(struct config_node, db_password), 0, 0, true },
+};
+#define NNODE_KEYS (sizeof node_keys / sizeof node_keys[0])
+
 void config_defaults(struct config *cfg)
 {
 	memset(cfg, 0, sizeof *cfg);
@@ -206,10 +221,11 @@ static char *normalise_url(const char *v, bool add_slash)
 	return url;
 }
 
-static int set_value(struct config *cfg, const struct config_key *key,
+/* Set key of the struct at base (a struct config or config_node). */
+static int set_value(void *base, const struct config_key *key,
 		     const char *value, const char **why)
 {
-	char *field = (char *)cfg + key->offset;
+	char *field = (char *)base + key->offset;
 
 	switch (key->type) {
 	case KEY_HOSTS:
@@ -289,6 +305,7 @@ struct parse_at {
 	const char *name; /* the file, as messages name it */
 	size_t line_no;
 	bool seen[NKEYS];
+	unsigned node_seen[CONFIG_MAX_NODES]; /* bit i: node_keys[i] */
 	char *err;
 	size_t errlen;
 };
@@ -328,10 +345,83 @@ static int split_line(struct parse_at *at, const char *p, const char *q,
 	return 0;
 }
 
+/* The node called name (len bytes), added if new; NULL with *why set. */
+static struct config_node *node_named(struct config *cfg, const char *name,
+				      size_t len, const char **why)
+{
+	if (len == 0 || len > CONFIG_NODE_NAME_MAX) {
+		*why = "a node name is 1 to 32 characters";
+		return NULL;
+	}
+	for (size_t i = 0; i < len; i++) {
+		char c = name[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) {
+			*why = "a node name is made of a-z, 0-9, '_' and '-'";
+			return NULL;
+		}
+	}
+	for (size_t i = 0; i < cfg->nnodes; i++)
+		if (strlen(cfg->nodes[i].name) == len && memcmp(cfg->nodes[i].name, name, len) == 0)
+			return &cfg->nodes[i];
+	if (cfg->nnodes == CONFIG_MAX_NODES) {
+		*why = "too many nodes (at most 16)";
+		return NULL;
+	}
+	struct config_node *n = &cfg->nodes[cfg->nnodes++];
+	memset(n, 0, sizeof *n);
+	memcpy(n->name, name, len);
+	return n;
+}
+
+/* "node.NAME.KEY = value" ([p, key_end) the key, [v, q) the value). */
+static int store_node_line(struct parse_at *at, const char *p, const char *key_end,
+			   const char *v, const char *q)
+{
+	const char *name = p + 5, *dot = memchr(name, '.', (size_t)(key_end - name));
+	const char *why = NULL;
+	const struct config_key *key = NULL;
+	if (dot != NULL)
+		for (size_t i = 0; i < NNODE_KEYS && key == NULL; i++)
+			if (strlen(node_keys[i].name) == (size_t)(key_end - dot - 1) &&
+			    memcmp(node_keys[i].name, dot + 1, (size_t)(key_end - dot - 1)) == 0)
+				key = &node_keys[i];
+	if (key == NULL) {
+		snprintf(at->err, at->errlen,
+			 "%s:%zu: unknown key '%.*s' (a node's keys are node.NAME.url, "
+			 "node.NAME.db_host, db_port, db_socket, db_name, db_user, db_password)",
+			 at->name, at->line_no, (int)(key_end - p > 64 ? 64 : key_end - p), p);
+		return -1;
+	}
+	struct config_node *node = node_named(at->cfg, name, (size_t)(dot - name), &why);
+	if (node == NULL) {
+		snprintf(at->err, at->errlen, "%s:%zu: key '%.*s': %s", at->name, at->line_no,
+			 (int)(key_end - p > 64 ? 64 : key_end - p), p, why);
+		return -1;
+	}
+	unsigned bit = 1u << (key - node_keys);
+	size_t index = (size_t)(node - at->cfg->nodes);
+	if (at->node_seen[index] & bit) {
+		snprintf(at->err, at->errlen, "%s:%zu: key 'node.%s.%s' is set twice", at->name,
+			 at->line_no, node->name, key->name);
+		return -1;
+	}
+	at->node_seen[index] |= bit;
+	char *value = xstrndup(v, (size_t)(q - v));
+	int rc = set_value(node, key, value, &why);
+	if (rc < 0)
+		snprintf(at->err, at->errlen, "%s:%zu: key 'node.%s.%s': %s", at->name,
+			 at->line_no, node->name, key->name, why);
+	OPENSSL_cleanse(value, strlen(value));
+	free(value);
+	return rc < 0 ? -1 : 0;
+}
+
 /* Set the key [p, key_end) to the value [v, q), once per file. */
 static int store_line(struct parse_at *at, const char *p, const char *key_end,
 		      const char *v, const char *q)
 {
+	if (key_end - p > 5 && memcmp(p, "node.", 5) == 0)
+		return store_node_line(at, p, key_end, v, q);
 	const struct config_key *key = find_key(p, (size_t)(key_end - p));
 	if (key == NULL) {
 		snprintf(at->err, at->errlen, "%s:%zu: unknown key '%.*s'", at->name,
@@ -380,6 +470,79 @@ static int parse_line(struct parse_at *at, const char *line, const char *line_en
 	return store_line(at, p, key_end, v, q);
 }
 
+/* A db_* key a node did not set is the account database's. */
+static void inherit(char **slot, const char *account_value)
+{
+	if (*slot == NULL && account_value != NULL)
+		*slot = xstrdup(account_value);
+	empty_to_null(slot);
+}
+
+/* Every node has a url of its own and a database other than the
+ * account database; unset db_* keys are filled in. */
+static int check_nodes(struct config *cfg, const char *name, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < cfg->nnodes; i++) {
+		struct config_node *n = &cfg->nodes[i];
+		if (n->url == NULL) {
+			snprintf(err, errlen, "%s: node '%s' has no node.%s.url", name, n->name, n->name);
+			return -1;
+		}
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(cfg->nodes[j].url, n->url) == 0) {
+				snprintf(err, errlen, "%s: nodes '%s' and '%s' have the same url",
+					 name, cfg->nodes[j].name, n->name);
+				return -1;
+			}
+		}
+		if (cfg->public_url != NULL && strcmp(n->url, cfg->public_url) == 0) {
+			snprintf(err, errlen, "%s: node '%s': its url is public_url, whose "
+				 "accounts keep their records in the account database",
+				 name, n->name);
+			return -1;
+		}
+		/* Naming neither host nor socket: the account database's server. */
+		if (n->db_host == NULL && n->db_socket == NULL) {
+			inherit(&n->db_host, cfg->db_host);
+			inherit(&n->db_socket, cfg->db_socket);
+			if (n->db_port == 0)
+				n->db_port = cfg->db_port;
+		}
+		if (n->db_host == NULL)
+			n->db_host = xstrdup("");
+		empty_to_null(&n->db_socket);
+		if (n->db_port == 0)
+			n->db_port = 3306;
+		inherit(&n->db_name, cfg->db_name);
+		inherit(&n->db_user, cfg->db_user);
+		inherit(&n->db_password, cfg->db_password);
+		if (n->db_name == NULL) {
+			snprintf(err, errlen, "%s: node '%s' has no node.%s.db_name", name,
+				 n->name, n->name);
+			return -1;
+		}
+		if (strcmp(n->db_host, cfg->db_host ? cfg->db_host : "") == 0 &&
+		    n->db_port == cfg->db_port &&
+		    strcmp(n->db_socket ? n->db_socket : "", cfg->db_socket ? cfg->db_socket : "") == 0 &&
+		    strcmp(n->db_name, cfg->db_name ? cfg->db_name : "") == 0) {
+			snprintf(err, errlen, "%s: node '%s': its database is the account "
+				 "database (set node.%s.db_name)", name, n->name, n->name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+size_t config_node_place(const struct config *cfg, const char *node_url)
+{
+	if (node_url == NULL)
+		return 0;
+	for (size_t i = 0; i < cfg->nnodes; i++)
+		if (strcmp(cfg->nodes[i].url, node_url) == 0)
+			return i + 1;
+	return 0;
+}
+
 int config_parse(struct config *cfg, const char *name, const char *text,
 		 size_t len, char *err, size_t errlen)
 {
@@ -406,7 +569,7 @@ int config_parse(struct config *cfg, const char *name, const char *text,
 	empty_to_null(&cfg->mail_from);
 	empty_to_null(&cfg->account_cache_file);
 	empty_to_null(&cfg->metrics_token);
-	return 0;
+	return check_nodes(cfg, name, err, errlen);
 }
 
 int config_load(struct config *cfg, const char *path, char *err, size_t errlen)
@@ -477,5 +640,14 @@ void config_free(struct config *cfg)
 	free(cfg->account_cache_file);
 	free(cfg->metrics_allow);
 	free_secret(cfg->metrics_token);
+	for (size_t i = 0; i < cfg->nnodes; i++) {
+		struct config_node *n = &cfg->nodes[i];
+		free(n->url);
+		free(n->db_host);
+		free(n->db_socket);
+		free(n->db_name);
+		free(n->db_user);
+		free_secret(n->db_password);
+	}
 	memset(cfg, 0, sizeof *cfg);
 }

@@ -23,6 +23,25 @@
 #define WEAVE_DEFAULT_CONFIG "/usr/local/etc/weave/weave.conf"
 #endif
 
+/*
+ * A storage node with a database of its own (docs/shards.md): the
+ * accounts whose users.node is url keep their records there. Keys
+ * "node.NAME.url" and "node.NAME.db_*"; a db_* key not given is the
+ * account database's.
+ */
+#define CONFIG_MAX_NODES 16
+#define CONFIG_NODE_NAME_MAX 32
+struct config_node {
+	char name[CONFIG_NODE_NAME_MAX + 1];
+	char *url;
+	char *db_host;
+	int64_t db_port;
+	char *db_socket;
+	char *db_name;
+	char *db_user;
+	char *db_password;
+};
+
 struct config {
 	char *db_host;
 	int64_t db_port;
@@ -103,6 +122,10 @@ struct config {
 	bool metrics;
 	char *metrics_allow;
 	char *metrics_token;
+
+	/* Storage nodes with databases of their own; none: one database. */
+	struct config_node nodes[CONFIG_MAX_NODES];
+	size_t nnodes;
 };
 
 /* Fill *cfg with the defaults. */
@@ -122,5 +145,12 @@ int config_parse(struct config *cfg, const char *name, const char *text,
 const char *config_path_from_env(void);
 
 void config_free(struct config *cfg);
+
+/*
+ * The place (db.h) of the database holding the records of an account
+ * whose users.node is node_url: 1 + the index of the node whose url it
+ * is, or 0 (the account database) for NULL or any other URL.
+ */
+size_t config_node_place(const struct config *cfg, const char *node_url);
 
 #endif

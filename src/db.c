@@ -29,19 +29,36 @@ struct cached_stmt {
 	uint64_t last_used;
 };
 
+/* Where one database is: the account database's keys, or a node's. */
+struct place_settings {
+	const char *host, *socket, *name, *user, *password;
+	int64_t port;
+};
+
+/*
+ * One database of this process (db_use()): its connection, its open
+ * transaction, its prepared statements, and its failover state: the
+ * db_host server conn is on, until when each server is skipped, and
+ * when the outage began.
+ */
+struct place {
+	struct place_settings set;
+	MYSQL *conn;
+	bool in_transaction;
+	struct cached_stmt stmt_cache[STMT_CACHE_SIZE];
+	size_t conn_node;
+	int64_t avoid_until[DB_HOSTS_MAX]; /* monotonic ms */
+	int64_t outage_since;              /* monotonic ms; 0: none */
+};
+
 static const struct config *db_cfg;
-static MYSQL *conn;
-static bool in_transaction;
-static struct cached_stmt stmt_cache[STMT_CACHE_SIZE];
+_Static_assert(DB_PLACES_MAX == 1 + CONFIG_MAX_NODES, "a place per node");
+static struct place places[DB_PLACES_MAX];
+static size_t nplaces = 1;
+static struct place *cur = &places[DB_ACCOUNTS];
 static uint64_t use_counter;
 static char last_error[512];
 static bool long_statements;
-
-/* Failover state of this process (db_connect()): the db_host node conn is
- * on, until when each node is skipped, and when the outage began. */
-static size_t conn_node;
-static int64_t avoid_until[DB_HOSTS_MAX]; /* monotonic ms */
-static int64_t outage_since;              /* monotonic ms; 0: none */
 
 static int64_t monotonic_ms(void)
 {
@@ -53,18 +70,18 @@ static int64_t monotonic_ms(void)
 static void avoid_node(size_t i)
 {
 	if (i < DB_HOSTS_MAX)
-		avoid_until[i] = monotonic_ms() + DB_NODE_AVOID_SECONDS * 1000;
+		cur->avoid_until[i] = monotonic_ms() + DB_NODE_AVOID_SECONDS * 1000;
 }
 
 static void outage_begins(void)
 {
-	if (outage_since == 0)
-		outage_since = monotonic_ms() | 1; /* never 0 */
+	if (cur->outage_since == 0)
+		cur->outage_since = monotonic_ms() | 1; /* never 0 */
 }
 
 int64_t db_outage_seconds(void)
 {
-	return outage_since == 0 ? -1 : (monotonic_ms() - outage_since) / 1000;
+	return cur->outage_since == 0 ? -1 : (monotonic_ms() - cur->outage_since) / 1000;
 }
 
 void db_allow_long_statements(void)
@@ -93,32 +110,83 @@ const char *db_last_error(void)
 void db_configure(const struct config *cfg)
 {
 	db_cfg = cfg;
+	places[DB_ACCOUNTS].set = (struct place_settings){
+		.host = cfg->db_host, .socket = cfg->db_socket, .name = cfg->db_name,
+		.user = cfg->db_user, .password = cfg->db_password, .port = cfg->db_port,
+	};
+	nplaces = 1 + cfg->nnodes;
+	for (size_t i = 0; i < cfg->nnodes; i++) {
+		const struct config_node *n = &cfg->nodes[i];
+		places[1 + i].set = (struct place_settings){
+			.host = n->db_host, .socket = n->db_socket, .name = n->db_name,
+			.user = n->db_user, .password = n->db_password, .port = n->db_port,
+		};
+	}
+}
+
+size_t db_places(void)
+{
+	return nplaces;
+}
+
+size_t db_use(size_t place)
+{
+	size_t was = (size_t)(cur - places);
+	if (place >= nplaces) {
+		log_error("database place %zu of %zu asked for; using the account database",
+			  place, nplaces);
+		place = DB_ACCOUNTS;
+	}
+	cur = &places[place];
+	return was;
+}
+
+size_t db_current(void)
+{
+	return (size_t)(cur - places);
+}
+
+const char *db_place_name(size_t place)
+{
+	if (place == DB_ACCOUNTS || db_cfg == NULL || place > db_cfg->nnodes)
+		return "the account database";
+	return db_cfg->nodes[place - 1].name;
 }
 
 bool db_in_transaction(void)
 {
-	return in_transaction;
+	return cur->in_transaction;
 }
 
 static void forget_statements(void)
 {
 	for (size_t i = 0; i < STMT_CACHE_SIZE; i++) {
-		if (stmt_cache[i].stmt != NULL && conn != NULL)
-			mysql_stmt_close(stmt_cache[i].stmt);
-		free(stmt_cache[i].sql);
-		stmt_cache[i].sql = NULL;
-		stmt_cache[i].stmt = NULL;
-		stmt_cache[i].last_used = 0;
+		if (cur->stmt_cache[i].stmt != NULL && cur->conn != NULL)
+			mysql_stmt_close(cur->stmt_cache[i].stmt);
+		free(cur->stmt_cache[i].sql);
+		cur->stmt_cache[i].sql = NULL;
+		cur->stmt_cache[i].stmt = NULL;
+		cur->stmt_cache[i].last_used = 0;
 	}
+}
+
+static void disconnect_current(void)
+{
+	forget_statements();
+	if (cur->conn != NULL)
+		mysql_close(cur->conn);
+	cur->conn = NULL;
+	cur->in_transaction = false;
 }
 
 void db_disconnect(void)
 {
-	forget_statements();
-	if (conn != NULL)
-		mysql_close(conn);
-	conn = NULL;
-	in_transaction = false;
+	struct place *was = cur;
+	for (size_t i = 0; i < nplaces; i++) {
+		cur = &places[i];
+		disconnect_current();
+	}
+	cur = was;
 }
 
 static bool is_connection_error(unsigned int err)
@@ -151,9 +219,9 @@ static enum db_status classify(unsigned int err, const char *message,
 		log_warn("database connection lost during %s (%u: %s); this node is "
 			 "skipped for %d s", what, err, message ? message : "",
 			 DB_NODE_AVOID_SECONDS);
-		db_disconnect();
+		disconnect_current();
 		/* Lost, timed out or not ready (1047): let the retry move on. */
-		avoid_node(conn_node);
+		avoid_node(cur->conn_node);
 		outage_begins();
 		return DB_UNAVAILABLE;
 	}
@@ -177,9 +245,9 @@ struct wsrep_state {
  * is not ready, where most statements fail with 1047. -1 on error. */
 static int read_show(const char *sql, struct wsrep_state *w)
 {
-	if (mysql_query(conn, sql) != 0)
+	if (mysql_query(cur->conn, sql) != 0)
 		return -1;
-	MYSQL_RES *res = mysql_store_result(conn);
+	MYSQL_RES *res = mysql_store_result(cur->conn);
 	if (res == NULL)
 		return -1;
 	MYSQL_ROW row;
@@ -215,7 +283,7 @@ static bool node_ready(const struct db_host *h, bool only_node)
 	    (w.on && read_show("SHOW GLOBAL STATUS WHERE Variable_name IN "
 			       "('wsrep_ready', 'wsrep_local_state_comment')", &w) < 0)) {
 		log_warn("database %s:%u: cannot read its state: %s", h->name,
-			 h->port, mysql_error(conn));
+			 h->port, mysql_error(cur->conn));
 		return false;
 	}
 	if (!w.on)
@@ -226,9 +294,9 @@ static bool node_ready(const struct db_host *h, bool only_node)
 			 w.state[0] ? w.state : "unknown");
 		return false;
 	}
-	if (mysql_query(conn, "SET SESSION wsrep_sync_wait = 1") != 0) {
+	if (mysql_query(cur->conn, "SET SESSION wsrep_sync_wait = 1") != 0) {
 		log_warn("Galera node, but causal reads cannot be set: %s",
-			 mysql_error(conn));
+			 mysql_error(cur->conn));
 		return false;
 	}
 	log_debug("Galera node: causal reads (wsrep_sync_wait = 1)");
@@ -260,14 +328,14 @@ static MYSQL *open_connection(const char *host, unsigned int port)
 	mysql_options(c, MYSQL_INIT_COMMAND,
 		      "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,"
 		      "NO_ENGINE_SUBSTITUTION,ERROR_FOR_DIVISION_BY_ZERO'");
-	if (mysql_real_connect(c, db_cfg->db_socket || !*host ? NULL : host,
-			       db_cfg->db_user, db_cfg->db_password,
-			       db_cfg->db_name, port, db_cfg->db_socket,
+	if (mysql_real_connect(c, cur->set.socket || !*host ? NULL : host,
+			       cur->set.user, cur->set.password,
+			       cur->set.name, port, cur->set.socket,
 			       CLIENT_FOUND_ROWS) == NULL) {
 		snprintf(last_error, sizeof last_error, "%s", mysql_error(c));
 		log_warn("cannot connect to database %s at %s:%u as %s: %s",
-			 db_cfg->db_name, db_cfg->db_socket ? db_cfg->db_socket : host,
-			 port, db_cfg->db_user, mysql_error(c));
+			 cur->set.name, cur->set.socket ? cur->set.socket : host,
+			 port, cur->set.user, mysql_error(c));
 		mysql_close(c);
 		return NULL;
 	}
@@ -278,13 +346,13 @@ static MYSQL *open_connection(const char *host, unsigned int port)
 static int configured_hosts(struct db_hosts *hosts)
 {
 	const char *why = NULL;
-	if (db_cfg->db_socket != NULL || db_cfg->db_host[0] == '\0') {
+	if (cur->set.socket != NULL || cur->set.host[0] == '\0') {
 		memset(hosts, 0, sizeof *hosts);
 		hosts->count = 1;
-		hosts->host[0].port = (unsigned int)db_cfg->db_port;
+		hosts->host[0].port = (unsigned int)cur->set.port;
 		return 0;
 	}
-	if (db_hosts_parse(db_cfg->db_host, db_cfg->db_port, hosts, &why) < 0) {
+	if (db_hosts_parse(cur->set.host, cur->set.port, hosts, &why) < 0) {
 		log_error("db_host: %s", why);
 		return -1;
 	}
@@ -301,10 +369,10 @@ static int configured_hosts(struct db_hosts *hosts)
 static size_t nodes_to_try(size_t count, size_t *order)
 {
 	int64_t now = monotonic_ms();
-	db_hosts_order(count, avoid_until, now, order);
+	db_hosts_order(count, cur->avoid_until, now, order);
 	size_t tries = 1;
 	for (size_t i = 0; i < count; i++)
-		if (avoid_until[i] <= now)
+		if (cur->avoid_until[i] <= now)
 			tries++;
 	return tries < count ? tries : count;
 }
@@ -325,20 +393,20 @@ static enum db_status connect_first_ready(void)
 	size_t tries = nodes_to_try(hosts.count, order);
 	for (size_t k = 0; k < tries; k++) {
 		const struct db_host *h = &hosts.host[order[k]];
-		conn = open_connection(h->name, h->port);
-		if (conn != NULL && !node_ready(h, hosts.count == 1)) {
-			mysql_close(conn);
-			conn = NULL;
+		cur->conn = open_connection(h->name, h->port);
+		if (cur->conn != NULL && !node_ready(h, hosts.count == 1)) {
+			mysql_close(cur->conn);
+			cur->conn = NULL;
 		}
-		if (conn == NULL) {
+		if (cur->conn == NULL) {
 			avoid_node(order[k]);
 			continue;
 		}
-		conn_node = order[k];
+		cur->conn_node = order[k];
 		if (hosts.count > 1)
-			log_info("connected to database %s at %s:%u", db_cfg->db_name,
+			log_info("connected to database %s at %s:%u", cur->set.name,
 				 h->name, h->port);
-		log_debug("connected to database %s", db_cfg->db_name);
+		log_debug("connected to database %s", cur->set.name);
 		return DB_OK;
 	}
 	outage_begins();
@@ -347,7 +415,7 @@ static enum db_status connect_first_ready(void)
 
 enum db_status db_connect(void)
 {
-	if (conn != NULL)
+	if (cur->conn != NULL)
 		return DB_OK;
 	const char *was = last_words_phase("connecting to the database");
 	enum db_status st = connect_first_ready();
@@ -360,24 +428,24 @@ static enum db_status exec_text_once(const char *sql)
 	enum db_status st = db_connect();
 	if (st != DB_OK)
 		return st;
-	if (mysql_real_query(conn, sql, strlen(sql)) != 0)
-		return classify(mysql_errno(conn), mysql_error(conn), "statement");
+	if (mysql_real_query(cur->conn, sql, strlen(sql)) != 0)
+		return classify(mysql_errno(cur->conn), mysql_error(cur->conn), "statement");
 	/* Drain any result so the connection stays in sync. */
 	do {
-		MYSQL_RES *res = mysql_store_result(conn);
+		MYSQL_RES *res = mysql_store_result(cur->conn);
 		if (res != NULL)
 			mysql_free_result(res);
-	} while (mysql_next_result(conn) == 0);
-	if (mysql_errno(conn) != 0)
-		return classify(mysql_errno(conn), mysql_error(conn), "statement");
+	} while (mysql_next_result(cur->conn) == 0);
+	if (mysql_errno(cur->conn) != 0)
+		return classify(mysql_errno(cur->conn), mysql_error(cur->conn), "statement");
 	return DB_OK;
 }
 
 enum db_status db_exec_text(const char *sql)
 {
 	const char *was = last_words_phase("waiting for the database");
-	bool was_connected = conn != NULL;
-	bool was_in_transaction = in_transaction;
+	bool was_connected = cur->conn != NULL;
+	bool was_in_transaction = cur->in_transaction;
 	int64_t began = monotonic_ms();
 	enum db_status st = exec_text_once(sql);
 	/* See db_run(): a stale idle connection gets one fresh try. */
@@ -385,7 +453,7 @@ enum db_status db_exec_text(const char *sql)
 	    monotonic_ms() - began < STALE_FAILS_WITHIN_MS)
 		st = exec_text_once(sql);
 	if (st != DB_UNAVAILABLE)
-		outage_since = 0;
+		cur->outage_since = 0;
 	last_words_phase(was);
 	return st;
 }
@@ -393,7 +461,7 @@ enum db_status db_exec_text(const char *sql)
 enum db_status db_begin(void)
 {
 	enum db_status st = db_exec_text("START TRANSACTION");
-	in_transaction = st == DB_OK;
+	cur->in_transaction = st == DB_OK;
 	return st;
 }
 
@@ -404,15 +472,15 @@ enum db_status db_begin_snapshot(void)
 	enum db_status st = db_exec_text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
 	if (st == DB_OK)
 		st = db_exec_text("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY");
-	in_transaction = st == DB_OK;
+	cur->in_transaction = st == DB_OK;
 	return st;
 }
 
 enum db_status db_commit(void)
 {
-	if (!in_transaction)
+	if (!cur->in_transaction)
 		return DB_OK;
-	in_transaction = false;
+	cur->in_transaction = false;
 	/* Never retried: a COMMIT on a fresh connection would commit nothing. */
 	const char *was = last_words_phase("committing");
 	enum db_status st = exec_text_once("COMMIT");
@@ -420,21 +488,31 @@ enum db_status db_commit(void)
 	return st;
 }
 
-void db_rollback(void)
+void db_rollback_current(void)
 {
-	if (!in_transaction || conn == NULL) {
-		in_transaction = false;
+	if (!cur->in_transaction || cur->conn == NULL) {
+		cur->in_transaction = false;
 		return;
 	}
-	in_transaction = false;
+	cur->in_transaction = false;
 	exec_text_once("ROLLBACK");
+}
+
+void db_rollback(void)
+{
+	struct place *was = cur;
+	for (size_t i = 0; i < nplaces; i++) {
+		cur = &places[i];
+		db_rollback_current();
+	}
+	cur = was;
 }
 
 static MYSQL_STMT *statement_for(const char *sql, enum db_status *st)
 {
-	struct cached_stmt *victim = &stmt_cache[0];
+	struct cached_stmt *victim = &cur->stmt_cache[0];
 	for (size_t i = 0; i < STMT_CACHE_SIZE; i++) {
-		struct cached_stmt *c = &stmt_cache[i];
+		struct cached_stmt *c = &cur->stmt_cache[i];
 		if (c->sql != NULL && strcmp(c->sql, sql) == 0) {
 			c->last_used = ++use_counter;
 			return c->stmt;
@@ -442,9 +520,9 @@ static MYSQL_STMT *statement_for(const char *sql, enum db_status *st)
 		if (c->last_used < victim->last_used)
 			victim = c;
 	}
-	MYSQL_STMT *stmt = mysql_stmt_init(conn);
+	MYSQL_STMT *stmt = mysql_stmt_init(cur->conn);
 	if (stmt == NULL) {
-		*st = classify(mysql_errno(conn), mysql_error(conn), "prepare");
+		*st = classify(mysql_errno(cur->conn), mysql_error(cur->conn), "prepare");
 		return NULL;
 	}
 	if (mysql_stmt_prepare(stmt, sql, strlen(sql)) != 0) {
@@ -469,10 +547,10 @@ static MYSQL_STMT *statement_for(const char *sql, enum db_status *st)
 void db_forget(const char *sql)
 {
 	for (size_t i = 0; i < STMT_CACHE_SIZE; i++) {
-		struct cached_stmt *c = &stmt_cache[i];
+		struct cached_stmt *c = &cur->stmt_cache[i];
 		if (c->sql == NULL || strcmp(c->sql, sql) != 0)
 			continue;
-		if (c->stmt != NULL && conn != NULL)
+		if (c->stmt != NULL && cur->conn != NULL)
 			mysql_stmt_close(c->stmt);
 		free(c->sql);
 		c->sql = NULL;
@@ -543,8 +621,8 @@ static enum db_status fetch_failed(MYSQL_STMT *stmt)
 	unsigned int err = mysql_stmt_errno(stmt);
 	const char *message = mysql_stmt_error(stmt);
 	if (err == 0) {
-		err = mysql_errno(conn) ? mysql_errno(conn) : CR_SERVER_LOST;
-		message = mysql_error(conn);
+		err = mysql_errno(cur->conn) ? mysql_errno(cur->conn) : CR_SERVER_LOST;
+		message = mysql_error(cur->conn);
 	}
 	return classify(err, message, "fetch");
 }
@@ -678,7 +756,7 @@ static enum db_status run_once(const char *sql, const struct db_param *params,
 	if (meta != NULL) {
 		st = fetch_rows(stmt, meta, row_fn, ctx);
 		mysql_free_result(meta);
-		if (conn != NULL)
+		if (cur->conn != NULL)
 			mysql_stmt_free_result(stmt);
 	} else if (affected != NULL) {
 		*affected = mysql_stmt_affected_rows(stmt);
@@ -695,8 +773,8 @@ bool db_server_supported(char *why, size_t why_size)
 		snprintf(why, why_size, "cannot connect: %s", db_last_error());
 		return false;
 	}
-	const char *info = mysql_get_server_info(conn);
-	unsigned long version = mysql_get_server_version(conn);
+	const char *info = mysql_get_server_info(cur->conn);
+	unsigned long version = mysql_get_server_version(cur->conn);
 	if (info != NULL && strstr(info, "MariaDB") != NULL &&
 	    version >= DB_SERVER_MIN_VERSION)
 		return true;
@@ -711,8 +789,8 @@ enum db_status db_run(const char *sql, const struct db_param *params,
 		      size_t nparams, db_row_fn row_fn, void *ctx,
 		      uint64_t *affected)
 {
-	bool was_connected = conn != NULL;
-	bool was_in_transaction = in_transaction;
+	bool was_connected = cur->conn != NULL;
+	bool was_in_transaction = cur->in_transaction;
 	enum db_status st = db_connect();
 	if (st != DB_OK)
 		return st;
@@ -734,7 +812,7 @@ enum db_status db_run(const char *sql, const struct db_param *params,
 			st = run_once(sql, params, nparams, row_fn, ctx, affected);
 	}
 	if (st != DB_UNAVAILABLE)
-		outage_since = 0; /* the database answered */
+		cur->outage_since = 0; /* the database answered */
 	last_words_phase(was);
 	return st;
 }

@@ -1,7 +1,7 @@
 /*
- * db.h - the one MariaDB connection of this process: connect and
- * reconnect, transactions, and prepared statements with bound
- * parameters only.
+ * db.h - the MariaDB connections of this process (one per place: the
+ * account database and each storage node): connect and reconnect,
+ * transactions, and prepared statements with bound parameters only.
  *
  * SQL text comes only from the statement tables and fixed fragments in
  * db_*.c; client data reaches the server only as bound parameters.
@@ -58,6 +58,23 @@ typedef int (*db_row_fn)(void *ctx, const struct db_value *row, size_t ncols);
 
 /* Remember the settings; connects lazily. */
 void db_configure(const struct config *cfg);
+
+/*
+ * Places: the databases of this process, each with its own connection,
+ * transaction and statements. Place DB_ACCOUNTS is the account database
+ * (db_host, db_name...), which by default holds every account's records
+ * too; places 1.. are the storage nodes of weave.conf (config.h,
+ * config_node_place(); docs/shards.md). Every other call of this file
+ * works on the current place, DB_ACCOUNTS until db_use() says otherwise.
+ */
+#define DB_ACCOUNTS 0
+#define DB_PLACES_MAX 17 /* 1 + CONFIG_MAX_NODES */
+size_t db_places(void);
+/* Make place current; returns the place that was. */
+size_t db_use(size_t place);
+size_t db_current(void);
+/* "the account database" or the node's name in weave.conf, for messages. */
+const char *db_place_name(size_t place);
 /*
  * No db_read_timeout / db_write_timeout for this process: weave-admin's
  * statements (a migration, a purge) may rightly run for minutes. Call
@@ -80,6 +97,7 @@ int64_t db_outage_seconds(void);
  */
 #define DB_NODE_AVOID_SECONDS 5
 enum db_status db_connect(void);
+/* Close every place's connection. */
 void db_disconnect(void);
 
 enum db_status db_begin(void);
@@ -90,7 +108,10 @@ enum db_status db_begin(void);
  */
 enum db_status db_begin_snapshot(void);
 enum db_status db_commit(void);
+/* Roll back the open transaction of every place (the current one stays). */
 void db_rollback(void);
+/* Roll back the current place's transaction only. */
+void db_rollback_current(void);
 bool db_in_transaction(void);
 
 /*

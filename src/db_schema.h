@@ -15,9 +15,10 @@
  * the nodes table; 3: the throttle table; 4: the record history
  * (write_log, wbo_history, history_usage), the account_changes log and
  * its triggers, a primary key on every table (Galera); 5: login_verifiers
- * (verified passwords shared by the web servers, shared_credential.h).
+ * (verified passwords shared by the web servers, shared_credential.h);
+ * 6: moves (accounts moving between storage nodes, docs/shards.md).
  */
-#define DB_SCHEMA_VERSION 5
+#define DB_SCHEMA_VERSION 6
 /* The first version with login_verifiers (db_user_verifiers_ready()). */
 #define DB_SCHEMA_VERIFIERS 5
 

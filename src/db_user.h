@@ -11,12 +11,21 @@
 
 #include "db.h"
 
+/*
+ * users.status. A moving account (weave-admin user move, docs/shards.md)
+ * logs in and uses the User API as an enabled one; its storage requests
+ * answer 503 + Retry-After while its last records are copied.
+ */
+#define USER_STATUS_DISABLED 0
+#define USER_STATUS_ENABLED 1
+#define USER_STATUS_MOVING 2
+
 struct user {
 	int64_t id;
 	char username[33];
 	char *password_hash;
 	char *email;
-	int status;       /* 1 enabled, 0 disabled */
+	int status;       /* USER_STATUS_* */
 	int64_t quota_kb; /* -1: the configured default */
 	char *node;       /* NULL: the configured public URL */
 	char *alert;

@@ -285,7 +285,7 @@ static enum step check_state(struct login *l)
 		gate_login_failed(l->req, l->cred.username, 0);
 		return refuse(l, "no such user");
 	}
-	if (l->user->status != 1) {
+	if (l->user->status != USER_STATUS_ENABLED && l->user->status != USER_STATUS_MOVING) {
 		db_rollback();
 		if (run_kdf(l, l->user->password_hash, &v) != STEP_NEXT)
 			return STEP_FAILED;

@@ -21,6 +21,7 @@
 #include "reset_page.h"
 #include "settings.h"
 #include "storage_api.h"
+#include "storage_place.h"
 #include "throttle_gate.h"
 #include "txn.h"
 #include "user_api.h"
@@ -46,30 +47,30 @@ struct route {
  */
 static const struct route routes[] = {
 	{ METHOD_GET, "{sver}/{user}/info/collections", storage_info_collections,
-	  NEEDS_AUTH | USER_MUST_MATCH },
+	  NEEDS_AUTH | USER_MUST_MATCH | ON_NODE },
 	{ METHOD_GET, "{sver}/{user}/info/collection_counts",
-	  storage_info_collection_counts, NEEDS_AUTH | USER_MUST_MATCH },
+	  storage_info_collection_counts, NEEDS_AUTH | USER_MUST_MATCH | ON_NODE },
 	{ METHOD_GET, "{sver}/{user}/info/quota", storage_info_quota,
-	  NEEDS_AUTH | USER_MUST_MATCH },
+	  NEEDS_AUTH | USER_MUST_MATCH | ON_NODE },
 	{ METHOD_GET, "{sver}/{user}/info/collection_usage",
-	  storage_info_collection_usage, NEEDS_AUTH | USER_MUST_MATCH },
+	  storage_info_collection_usage, NEEDS_AUTH | USER_MUST_MATCH | ON_NODE },
 	{ ANY, "{sver}/{user}/info", storage_illegal_method, 0 },
 	{ METHOD_GET, "{sver}/{user}/storage/{coll}", storage_get_collection,
-	  NEEDS_AUTH | USER_MUST_MATCH },
+	  NEEDS_AUTH | USER_MUST_MATCH | ON_NODE },
 	{ METHOD_POST, "{sver}/{user}/storage/{coll}", storage_post_collection,
-	  NEEDS_AUTH | USER_MUST_MATCH | READS_BODY | WRITES | LOCKS_LATE },
+	  NEEDS_AUTH | USER_MUST_MATCH | ON_NODE | READS_BODY | WRITES | LOCKS_LATE },
 	{ METHOD_PUT, "{sver}/{user}/storage/{coll}", storage_post_collection,
-	  NEEDS_AUTH | USER_MUST_MATCH | READS_BODY | WRITES | LOCKS_LATE },
+	  NEEDS_AUTH | USER_MUST_MATCH | ON_NODE | READS_BODY | WRITES | LOCKS_LATE },
 	{ METHOD_DELETE, "{sver}/{user}/storage/{coll}", storage_delete_collection,
-	  NEEDS_AUTH | USER_MUST_MATCH | WRITES },
+	  NEEDS_AUTH | USER_MUST_MATCH | ON_NODE | WRITES },
 	{ METHOD_GET, "{sver}/{user}/storage/{coll}/{id}", storage_get_record,
-	  NEEDS_AUTH | USER_MUST_MATCH },
+	  NEEDS_AUTH | USER_MUST_MATCH | ON_NODE },
 	{ METHOD_PUT, "{sver}/{user}/storage/{coll}/{id}", storage_put_record,
-	  NEEDS_AUTH | USER_MUST_MATCH | READS_BODY | WRITES | LOCKS_LATE },
+	  NEEDS_AUTH | USER_MUST_MATCH | ON_NODE | READS_BODY | WRITES | LOCKS_LATE },
 	{ METHOD_DELETE, "{sver}/{user}/storage/{coll}/{id}", storage_delete_record,
-	  NEEDS_AUTH | USER_MUST_MATCH | WRITES },
+	  NEEDS_AUTH | USER_MUST_MATCH | ON_NODE | WRITES },
 	{ METHOD_DELETE, "{sver}/{user}/storage", storage_delete_all,
-	  NEEDS_AUTH | USER_MUST_MATCH | WRITES },
+	  NEEDS_AUTH | USER_MUST_MATCH | ON_NODE | WRITES },
 	{ ANY, "{sver}/{user}/storage", storage_illegal_method, 0 },
 	{ ANY, "{sver}/{user}/storage/*", storage_illegal_method, 0 },
 	{ ANY, "{sver}/{user}/info/*", storage_illegal_method, 0 },
@@ -367,6 +368,11 @@ static int open_attempt(struct request *req, struct response *resp,
 		log_info("path user %s does not match the login", req->path_user);
 		return resp_error(resp, 401, WEAVE_ERR_USER_MISMATCH);
 	}
+	if (a->r->flags & ON_NODE) {
+		int status = storage_place_enter(req, resp, &a->user, writes);
+		if (status != 0)
+			return status;
+	}
 	req->timestamp = account_stamp(&a->user, req->started, writes);
 	if (writes)
 		history_open(req, &a->user);
@@ -385,6 +391,8 @@ static enum db_status before_commit(const struct request *req, const void *ctx)
 		return DB_ERROR;
 	}
 	enum db_status st = db_history_finish(req->write);
+	if (st == DB_OK)
+		st = storage_place_commit();
 	return st == DB_OK ? db_user_set_last_write(req->user->id, req->timestamp) : st;
 }
 
@@ -399,6 +407,7 @@ static int run_attempt(struct request *req, struct response *resp, void *ctx)
 		if (status != HANDLER_RETRY)
 			status = txn_end(req, resp, status, before_commit, a->r);
 	}
+	storage_place_leave();
 	if (status != HANDLER_RETRY)
 		response_set_timestamp(resp, req->timestamp);
 	req->user = NULL;

@@ -29,6 +29,8 @@ enum route_flag {
 				     and stands in for NEEDS_AUTH */
 	LOCKS_LATE = 1 << 6,      /* with late_write_lock, the handler locks the account
 				     itself, after its records (write_lock.h) */
+	ON_NODE = 1 << 7,         /* the handler's SQL runs on the database of the
+				     account's storage node (storage_place.h) */
 };
 
 /*

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "password.h"
 #include "reset_flow.h"
+#include "storage_place.h"
 #include "throttle.h"
 #include "util.h"
 #include "validate.h"
@@ -445,19 +446,20 @@ int user_change_email(struct request *req, struct response *resp)
 int user_delete(struct request *req, struct response *resp)
 {
 	struct user loaded;
-	int64_t id;
+	const struct user *u = req->user;
 
 	memset(&loaded, 0, sizeof loaded);
-	if (req->user != NULL) {
-		id = req->user->id;
-	} else {
+	if (u == NULL) {
 		int status = load_path_user_locked(req, resp, &loaded);
 		if (status != 0)
 			return status;
-		id = loaded.id;
-		user_free(&loaded);
+		u = &loaded;
 	}
-	enum db_status st = db_reset_clear(id);
+	int64_t id = u->id;
+	enum db_status st = storage_place_forget_records(req->cfg, id, u->node);
+	user_free(&loaded);
+	if (st == DB_OK)
+		st = db_reset_clear(id);
 	if (st == DB_OK)
 		st = db_user_delete(id);
 	if (st != DB_OK && st != DB_NOT_FOUND)

@@ -13,11 +13,25 @@
 #include "log.h"
 #include "util.h"
 
+static bool same_node(const char *a, const char *b)
+{
+	return (a == NULL || b == NULL) ? a == b : strcmp(a, b) == 0;
+}
+
 /* The row now, locked: still the account the login checked, enabled, with
- * the password hash verified then? 0, or the status answered. */
+ * the password hash verified then, on the same storage node? 0, or the
+ * status answered. The row is in the account database, whatever place
+ * the records are written on (storage_place.h). */
 static int recheck(struct request *req, struct response *resp, struct user *now)
 {
+	size_t place = db_use(DB_ACCOUNTS);
 	enum db_status st = db_user_get(req->user->username, USER_LOCK_EXCLUSIVE, now);
+	db_use(place);
+	if (st == DB_OK && (now->status == USER_STATUS_MOVING ||
+			    !same_node(now->node, req->user->node))) {
+		log_info("account moving to another storage node during the upload: 503");
+		return resp_error(resp, 503, WEAVE_ERR_NONE);
+	}
 	if (st == DB_NOT_FOUND) {
 		log_info("authentication failed: account deleted during the upload");
 		return resp_error(resp, 401, WEAVE_ERR_NONE);
@@ -25,7 +39,7 @@ static int recheck(struct request *req, struct response *resp, struct user *now)
 	if (st != DB_OK)
 		return handler_db_failure(req, resp, st);
 	const char *why = now->id != req->user->id ? "account replaced"
-			  : now->status != 1	   ? "account disabled"
+			  : now->status != USER_STATUS_ENABLED ? "account disabled"
 			  : strcmp(now->password_hash, req->user->password_hash) != 0
 				  ? "password changed"
 				  : NULL;

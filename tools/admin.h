@@ -72,6 +72,7 @@ enum admin_opt {
 	OPT_KEEP_NEWER,    /* --keep-newer */
 	OPT_USER,          /* --user NAME[,NAME...] (backup, restore) */
 	OPT_USERS_FILE,    /* --users-file FILE|- (backup, restore) */
+	OPT_TO,            /* --to NODE (user move, node drain) */
 	OPT__MAX
 };
 
@@ -236,6 +237,8 @@ int cmd_node_add(const struct args *a);
 int cmd_node_list(const struct args *a);
 int cmd_node_remove(const struct args *a);
 int cmd_node_assign(const struct args *a);
+int cmd_node_drain(const struct args *a);
+int cmd_user_move(const struct args *a);
 int cmd_node_capacity(const struct args *a);
 /*
  * The node for a new account: --node URL|default when given, else

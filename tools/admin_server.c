@@ -65,11 +65,18 @@ static enum db_status exec_statement(const char *stmt, void *ctx)
 
 static enum db_status recreate_missing_indexes(void);
 
-int cmd_db_init(const struct args *a)
+/* The database name of the current place, for messages. */
+static const char *place_db_name(void)
+{
+	size_t place = db_current();
+	return place == DB_ACCOUNTS ? admin_cfg.db_name : admin_cfg.nodes[place - 1].db_name;
+}
+
+/* db init (or upgrade) of the current place's database. */
+static int init_place(void)
 {
 	int64_t version;
 	char why[300];
-	(void)a;
 	if (!db_server_supported(why, sizeof why))
 		return fail(EXIT_DATABASE, "%s", why);
 	enum db_status st = db_schema_version(&version);
@@ -83,7 +90,7 @@ int cmd_db_init(const struct args *a)
 	if (version > 0 && version < SCHEMA_VERSION)
 		printf("upgrading schema version %" PRId64 " to %d in database %s; until this "
 		       "finishes, weave.fcgi answers writes 503 with Retry-After %d (reads go "
-		       "on)\n", version, SCHEMA_VERSION, admin_cfg.db_name,
+		       "on)\n", version, SCHEMA_VERSION, place_db_name(),
 		       SETTINGS_UPGRADE_RETRY_AFTER);
 	st = schema_statements(exec_statement, NULL);
 	if (st != DB_OK && strstr(db_last_error(), "log_bin_trust_function_creators"))
@@ -108,11 +115,29 @@ int cmd_db_init(const struct args *a)
 		return db_fail(st, "recording the schema version");
 	if (version == 0)
 		printf("installed schema version %d in database %s\n", SCHEMA_VERSION,
-		       admin_cfg.db_name);
+		       place_db_name());
 	else
 		printf("upgraded schema from version %" PRId64 " to %d in database %s\n",
-		       version, SCHEMA_VERSION, admin_cfg.db_name);
+		       version, SCHEMA_VERSION, place_db_name());
 	return EXIT_OK;
+}
+
+/* Every database: the account database, then each storage node's
+ * (which hold the same schema; only their record tables fill). */
+int cmd_db_init(const struct args *a)
+{
+	(void)a;
+	int rc = EXIT_OK;
+	for (size_t place = 0; place < db_places(); place++) {
+		db_use(place);
+		if (place != DB_ACCOUNTS)
+			printf("storage node %s:\n", db_place_name(place));
+		int r = init_place();
+		if (r != EXIT_OK)
+			rc = r;
+	}
+	db_use(DB_ACCOUNTS);
+	return rc;
 }
 
 /* ---- db check ------------------------------------------------------------------ */

@@ -12,6 +12,7 @@
 #include "db_throttle.h"
 #include "db_user.h"
 #include "password.h"
+#include "storage_place.h"
 #include "util.h"
 
 #define ALERT_MAX 1024
@@ -102,6 +103,14 @@ int cmd_user_delete(const struct args *a)
 		}
 	}
 	enum db_status st = db_begin();
+	/* Locked first: no write of the account runs while its node's
+	 * records go (storage_place.h). */
+	struct user locked = { 0 };
+	if (st == DB_OK)
+		st = db_user_get(u.username, USER_LOCK_EXCLUSIVE, &locked);
+	if (st == DB_OK)
+		st = storage_place_forget_records(&admin_cfg, locked.id, locked.node);
+	user_free(&locked);
 	if (st == DB_OK)
 		st = db_user_delete(u.id);
 	if (st == DB_OK)

@@ -137,6 +137,19 @@ static const struct command commands[] = {
 	  "server's public_url). The URL is normalised to end in '/'. The data\n"
 	  "is not moved: see export and import." },
 
+	{ "user move", 1, 1, OPT(OPT_TO) | OPT(OPT_PAUSE), cmd_user_move,
+	  "NAME --to NODE [--pause MS]",
+	  "move an account's records to another storage node, online",
+	  "Move the account to NODE ('default', a node name of weave.conf or a\n"
+	  "node URL) with its records, record history and write log, while it\n"
+	  "syncs on: everything is copied, then for the time it takes to copy\n"
+	  "what changed meanwhile (usually well under a second) its storage\n"
+	  "requests answer 503 with Retry-After, then users.node switches and,\n"
+	  "5 seconds later, the old node's copy is deleted. The clients are told\n"
+	  "nothing: every web server serves every node. Stopped anywhere (a\n"
+	  "crash, kill -9), the same command finishes the move; no acknowledged\n"
+	  "write is lost. --pause MS waits between the phases (to watch them).\n"
+	  "docs/shards.md." },
 	{ "user history", 1, 1, OPT(OPT_COLLECTION) | OPT(OPT_SINCE) | OPT(OPT_JSON),
 	  cmd_user_history, "NAME [--collection C] [--since TIME] [--json]",
 	  "list an account's writes that replaced or deleted records",
@@ -184,6 +197,15 @@ static const struct command commands[] = {
 	  "Assign the account to the node URL (which must be in the node list),\n"
 	  "or without URL to the node with room and the fewest accounts. The\n"
 	  "data is not moved: see export and import." },
+
+	{ "node drain", 1, 1, OPT(OPT_TO) | OPT(OPT_PAUSE), cmd_node_drain,
+	  "NODE [--to NODE] [--pause MS]",
+	  "move every account off a storage node",
+	  "Set the node's capacity to 0 (no new account goes there) and move its\n"
+	  "accounts one by one as 'user move' does: each to --to, or to the node\n"
+	  "of the node list with room and the fewest accounts. NODE is\n"
+	  "'default', a node name of weave.conf or a URL. Stopped anywhere, run\n"
+	  "it again: an unfinished move is finished first." },
 
 	{ "throttle list", 0, 0, OPT(OPT_JSON), cmd_throttle_list, "[--json]",
 	  "show failed-login and reset-request counters, and locks",
@@ -395,6 +417,7 @@ static const struct {
 	[OPT_KEEP_NEWER] = { "--keep-newer", NULL, false },
 	[OPT_USER] = { "--user", NULL, true },
 	[OPT_USERS_FILE] = { "--users-file", NULL, true },
+	[OPT_TO] = { "--to", NULL, true },
 };
 
 static const char exit_text[] =

@@ -368,11 +368,11 @@ def sanitizer_env():
             if os.environ.get(k)]
 
 
-def second_apache(name, settings):
-    """Start another Apache (tools/stack.sh) on a free port, serving the
-    stack's weave.fcgi and database with a copy of its config in which
-    SETTINGS (a dict) replace or add keys (a value of None leaves the key
-    out). Its files go to STACK/NAME.
+def second_apache(name, settings, port=None):
+    """Start another Apache (tools/stack.sh) on PORT (default: a free one),
+    serving the stack's weave.fcgi and database with a copy of its config
+    in which SETTINGS (a dict) replace or add keys (a value of None leaves
+    the key out). Its files go to STACK/NAME (the config: NAME/weave.conf).
     Returns (port, apache_dir); stop it with stack_lib_run's
     stack_apache_stop on apache_dir."""
     import shutil
@@ -389,7 +389,7 @@ def second_apache(name, settings):
         f.writelines(f"{k} = {v}\n" for k, v in settings.items() if v is not None)
     shutil.chown(conf, group="www-data")
     os.chmod(conf, 0o640)
-    port = int(stack_lib_run("stack_free_port").strip())
+    port = port or int(stack_lib_run("stack_free_port").strip())
     apache_dir = os.path.join(home, "apache")
     stack_lib_run('stack_apache_start "$@"', apache_dir, str(port), fcgi_binary(stack), conf,
                   *sanitizer_env())

@@ -1,0 +1,60 @@
+/* storage_place.c - a storage request's database (storage_place.h). */
+#include "storage_place.h"
+
+#include "db.h"
+#include "db_history.h"
+#include "db_storage.h"
+#include "handler.h"
+#include "log.h"
+
+int storage_place_enter(struct request *req, struct response *resp,
+			const struct user *user, bool writes)
+{
+	if (user->status == USER_STATUS_MOVING) {
+		db_rollback();
+		log_info("account moving to another storage node: 503");
+		return resp_error(resp, 503, WEAVE_ERR_NONE);
+	}
+	size_t place = config_node_place(req->cfg, user->node);
+	if (place == DB_ACCOUNTS)
+		return 0;
+	db_use(place);
+	if (!writes)
+		return 0;
+	enum db_status st = db_begin();
+	return st == DB_OK ? 0 : handler_db_failure(req, resp, st);
+}
+
+enum db_status storage_place_commit(void)
+{
+	if (db_current() == DB_ACCOUNTS)
+		return DB_OK;
+	enum db_status st = db_commit();
+	db_use(DB_ACCOUNTS);
+	return st;
+}
+
+void storage_place_leave(void)
+{
+	db_use(DB_ACCOUNTS);
+}
+
+enum db_status storage_place_forget_records(const struct config *cfg, int64_t user_id,
+					    const char *node)
+{
+	size_t place = config_node_place(cfg, node);
+	if (place == DB_ACCOUNTS)
+		return DB_OK;
+	size_t was = db_use(place);
+	enum db_status st = db_begin();
+	if (st == DB_OK)
+		st = db_storage_delete_all(NULL, user_id);
+	if (st == DB_OK)
+		st = db_history_forget_user(user_id);
+	if (st == DB_OK)
+		st = db_commit();
+	else
+		db_rollback_current();
+	db_use(was);
+	return st;
+}

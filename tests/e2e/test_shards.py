@@ -1,0 +1,310 @@
+"""Storage on two databases (docs/shards.md): the stack's own, which is
+also the account database, and a storage node "n2" on a second MariaDB
+server of its own, served by a second Apache whose weave.conf names it.
+
+What must hold: an account's records live on its node's database only;
+'weave-admin user move' under live writes loses no acknowledged write and
+a reader following newer= misses nothing across the switch; the account
+answers 503 + Retry-After only while its last changes are copied; a mover
+killed (-9) in any phase is finished by running it again; 'node drain'
+empties a node; deleting an account deletes its records on its node."""
+
+import atexit
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+
+import loadkit
+import weave
+from weave import request
+
+_shard = {}
+
+
+def shard():
+    """Set up once: the second MariaDB, the config naming it, its schema,
+    and the Apache serving both. Returns the dict of what tests need."""
+    if _shard:
+        return _shard
+    stack = weave.STACK_DIR
+    assert stack, "WEAVE_STACK_DIR is not set (tests/run sets it)"
+    dbdir = os.path.join(stack, "node2-db")
+    shutil.rmtree(dbdir, ignore_errors=True)
+    dbport = loadkit.stack_lib_run("stack_free_port").strip()
+    loadkit.stack_lib_run('stack_mariadb_start "$1" "$2"', dbdir, dbport)
+    atexit.register(loadkit.stack_lib_run, 'stack_mariadb_stop "$1"', dbdir)
+    with open(os.path.join(dbdir, "db-password")) as f:
+        dbpw = f.read().strip()
+    port = int(loadkit.stack_lib_run('stack_free_port "$1"', dbport).strip())
+    node_url = f"http://localhost:{port}{weave.BASE_PATH}"
+    settings = {
+        "node.n2.url": node_url,
+        "node.n2.db_host": "127.0.0.1",
+        "node.n2.db_port": dbport,
+        "node.n2.db_password": dbpw,
+        "retry_after": "7",
+    }
+    port, apache = loadkit.second_apache("shards", settings, port=port)
+    atexit.register(loadkit.stack_lib_run, 'stack_apache_stop "$1"', apache)
+    _shard.update(port=port, node=node_url, dbdir=dbdir,
+                  config=os.path.join(stack, "shards", "weave.conf"))
+    admin("db", "init")
+    return _shard
+
+
+def admin(*args, check=True, input=None):
+    cmd = [weave.ADMIN, "--config", shard()["config"], *map(str, args)]
+    p = subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=180)
+    if check and p.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} exited {p.returncode}\n{p.stdout}{p.stderr}")
+    return p
+
+
+def node_sql(statement):
+    """Rows of statement on node n2's database (as its MariaDB root)."""
+    cmd = ["mariadb", "--no-defaults", f"--socket={shard()['dbdir']}/mysqld.sock",
+           "--user=root", "--batch", "--skip-column-names", "weave", "-e", statement]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, (statement, p.stderr)
+    return [line.split("\t") for line in p.stdout.splitlines()]
+
+
+def records_on(place, user_id):
+    run = node_sql if place == "n2" else weave.sql
+    return int(run(f"SELECT COUNT(*) FROM wbo WHERE user_id = {user_id}")[0][0])
+
+
+def new_user(prefix, node=None):
+    name, pw = weave.new_user(prefix)
+    if node is not None:
+        admin("user", "node", name, node)
+    uid = int(weave.sql(f"SELECT id FROM users WHERE username = '{name}'")[0][0])
+    return name, pw, uid
+
+
+def call(method, user, pw, path, body=None):
+    return request(method, f"1.1/{user}/{path}", body=body, user=user, password=pw,
+                   port=shard()["port"])
+
+
+def post(user, pw, coll, recs):
+    return call("POST", user, pw, f"storage/{coll}", recs)
+
+
+def stored(user, pw, coll):
+    r = call("GET", user, pw, f"storage/{coll}?full=1")
+    assert r.status == 200, (r.status, r.body)
+    return {o["id"]: o["payload"] for o in r.json()}
+
+
+class Load:
+    """Writers that each post new records and overwrite one record of their
+    own, remembering what was acknowledged (200 and listed in success), and
+    a reader that follows newer= with each answer's X-Weave-Timestamp."""
+
+    def __init__(self, user, pw, writers=3):
+        self.user, self.pw = user, pw
+        self.acked = {}          # id -> payload acknowledged last
+        self.unavailable = []    # (status, Retry-After) of 503 answers
+        self.other = []          # anything else that was not 200
+        self.seen = {}           # what the reader saw: id -> payload
+        self.stop = threading.Event()
+        self.writers_done = threading.Event()
+        self.lock = threading.Lock()
+        self.writers = [threading.Thread(target=self.write, args=(k,), daemon=True)
+                        for k in range(writers)]
+        self.reader = threading.Thread(target=self.read, daemon=True)
+
+    def __enter__(self):
+        for t in self.writers + [self.reader]:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        for t in self.writers:
+            t.join(60)
+        self.writers_done.set()  # the reader reads once more, then ends
+        self.reader.join(60)
+
+    def note(self, r):
+        if r.status == 503:
+            self.unavailable.append(r.headers.get("Retry-After"))
+        elif r.status != 200:
+            self.other.append((r.status, r.body[:200]))
+
+    def write(self, k):
+        n = 0
+        while not self.stop.is_set():
+            recs = [{"id": f"w{k}n{n}", "payload": f"new {k}.{n}"},
+                    {"id": f"mine{k}", "payload": f"round {n}"}]
+            r = post(self.user, self.pw, "load", recs)
+            self.note(r)
+            if r.status == 200:
+                with self.lock:
+                    for rec in recs:
+                        if rec["id"] in r.json()["success"]:
+                            self.acked[rec["id"]] = rec["payload"]
+            else:
+                time.sleep(0.05)
+            n += 1
+
+    def read(self):
+        since = "0"
+        while True:
+            last = self.writers_done.is_set()
+            r = call("GET", self.user, self.pw, f"storage/load?full=1&newer={since}")
+            self.note(r)
+            if r.status != 200:
+                time.sleep(0.05)
+                continue
+            for o in r.json():
+                self.seen[o["id"]] = o["payload"]
+            since = r.headers.get("X-Weave-Timestamp")
+            if last:
+                return
+            time.sleep(0.02)
+
+    def check(self, final):
+        assert not self.other, f"answers other than 200 and 503: {self.other[:5]}"
+        assert all(ra for ra in self.unavailable), "a 503 without Retry-After"
+        lost = {i: p for i, p in self.acked.items() if final.get(i) != p}
+        assert not lost, f"{len(lost)} acknowledged writes lost or stale: {list(lost.items())[:5]}"
+        assert self.acked, "no write was acknowledged"
+
+
+def test_records_of_an_account_on_a_node_live_in_its_database():
+    shard()
+    here, here_pw, here_id = new_user("shhere")
+    there, there_pw, there_id = new_user("shthere", shard()["node"])
+    for user, pw in ((here, here_pw), (there, there_pw)):
+        r = post(user, pw, "tabs", [{"id": f"r{i}", "payload": f"p{i}"} for i in range(5)])
+        assert r.status == 200 and len(r.json()["success"]) == 5, (r.status, r.body)
+        assert stored(user, pw, "tabs") == {f"r{i}": f"p{i}" for i in range(5)}
+        r = call("GET", user, pw, "info/collections")
+        assert r.status == 200 and "tabs" in r.json(), (r.status, r.body)
+    assert (records_on("here", here_id), records_on("n2", here_id)) == (5, 0)
+    assert (records_on("here", there_id), records_on("n2", there_id)) == (0, 5)
+    # The write log and the account's last write: the node, and the account database.
+    assert node_sql(f"SELECT COUNT(*) FROM write_log WHERE user_id = {there_id}") == [["1"]]
+    last = weave.sql(f"SELECT last_write FROM users WHERE id = {there_id}")[0][0]
+    assert int(last) > 0
+    r = request("GET", f"user/1.0/{there}/node/weave")
+    assert r.status == 200 and r.body.decode() == shard()["node"], (r.status, r.body)
+
+
+def test_a_move_under_writes_loses_no_acknowledged_write():
+    user, pw, uid = new_user("shmove")
+    for start in range(0, 300, 100):  # max_post_records is 100
+        r = post(user, pw, "load", [{"id": f"old{i}", "payload": f"old {i}"}
+                                    for i in range(start, start + 100)])
+        assert r.status == 200 and len(r.json()["success"]) == 100, (r.status, r.body)
+    with Load(user, pw) as load:
+        time.sleep(1)
+        out = admin("user", "move", user, "--to", "n2", "--pause", "1500").stdout
+        time.sleep(1)
+    print(f"    {len(load.acked)} writes acknowledged, {len(load.unavailable)} answered 503")
+    final = stored(user, pw, "load")
+    load.check(final)
+    assert all(final[f"old{i}"] == f"old {i}" for i in range(300))
+    assert load.seen == final, "the reader following newer= missed records"
+    assert load.unavailable, "no request met the frozen phase (the pause is 1.5 s)"
+    assert set(load.unavailable) == {"7"}, load.unavailable
+    assert "switched to" in out, out
+    assert (records_on("here", uid), records_on("n2", uid)) == (0, len(final))
+    assert weave.sql(f"SELECT node, status FROM users WHERE id = {uid}") == [[shard()["node"], "1"]]
+    assert weave.sql(f"SELECT COUNT(*) FROM moves WHERE user_id = {uid}") == [["0"]]
+
+
+def wait_for_phase(uid, phase, proc):
+    for _ in range(300):
+        rows = weave.sql(f"SELECT phase FROM moves WHERE user_id = {uid}")
+        if rows and rows[0][0] == str(phase):
+            return
+        assert proc.poll() is None, f"the mover ended before phase {phase}: {proc.communicate()}"
+        time.sleep(0.05)
+    raise AssertionError(f"the move never reached phase {phase}")
+
+
+def test_a_mover_killed_in_any_phase_is_finished_by_running_it_again():
+    for phase in (1, 2, 3):
+        user, pw, uid = new_user(f"shkill{phase}", shard()["node"])
+        assert post(user, pw, "load", [{"id": f"old{i}", "payload": f"v{i}"}
+                                       for i in range(50)]).status == 200
+        with Load(user, pw, writers=2) as load:
+            proc = subprocess.Popen([weave.ADMIN, "--config", shard()["config"], "user", "move",
+                                     user, "--to", "default", "--pause", "4000"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            wait_for_phase(uid, phase, proc)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            time.sleep(0.5)
+            if phase == 2:
+                r = call("GET", user, pw, "info/collections")
+                assert r.status == 503 and r.headers.get("Retry-After") == "7", (r.status,
+                                                                                  r.headers)
+            out = admin("user", "move", user, "--to", "default").stdout
+            assert "going on with the move" in out, out
+            time.sleep(0.5)
+        final = stored(user, pw, "load")
+        load.check(final)
+        assert all(final[f"old{i}"] == f"v{i}" for i in range(50))
+        assert (records_on("here", uid), records_on("n2", uid)) == (len(final), 0), phase
+        assert weave.sql(f"SELECT node, status FROM users WHERE id = {uid}") == [["NULL", "1"]]
+        assert weave.sql(f"SELECT COUNT(*) FROM moves WHERE user_id = {uid}") == [["0"]]
+
+
+def test_a_second_move_elsewhere_waits_for_the_unfinished_one():
+    user, pw, uid = new_user("shbusy", shard()["node"])
+    weave.sql(f"INSERT INTO moves (user_id, source, target, phase, status_before, started) "
+              f"VALUES ({uid}, '{shard()['node']}', NULL, 1, 1, 0)")
+    p = admin("user", "move", user, "--to", "http://elsewhere.example/", check=False)
+    assert p.returncode == 1 and "unfinished move to default" in p.stderr, p.stderr
+    admin("user", "move", user, "--to", "default")
+    assert weave.sql(f"SELECT node FROM users WHERE id = {uid}") == [["NULL"]]
+
+
+def test_node_drain_moves_every_account_off_the_node():
+    users = [new_user(f"shdrain{k}", shard()["node"]) for k in range(3)]
+    for user, pw, _ in users:
+        assert post(user, pw, "forms", [{"id": "f", "payload": user}]).status == 200
+    out = admin("node", "drain", "n2", "--to", "default").stdout
+    assert "drained" in out, out
+    for user, pw, uid in users:
+        assert stored(user, pw, "forms") == {"f": user}
+        assert (records_on("here", uid), records_on("n2", uid)) == (1, 0)
+    rows = weave.sql(f"SELECT COUNT(*) FROM users WHERE node = '{shard()['node']}'")
+    assert rows == [["0"]], rows
+
+
+def test_deleting_an_account_on_a_node_deletes_its_records_there():
+    user, pw, uid = new_user("shdel", shard()["node"])
+    assert post(user, pw, "tabs", [{"id": "t", "payload": "x"}]).status == 200
+    assert records_on("n2", uid) == 1
+    r = request("DELETE", f"user/1.0/{user}", user=user, password=pw, port=shard()["port"])
+    assert r.status == 200, (r.status, r.body)
+    assert records_on("n2", uid) == 0
+    assert node_sql(f"SELECT COUNT(*) FROM write_log WHERE user_id = {uid}") == [["0"]]
+    assert weave.sql(f"SELECT COUNT(*) FROM users WHERE id = {uid}") == [["0"]]
+
+
+def test_a_storage_node_is_checked_when_weave_conf_is_read():
+    bad = os.path.join(weave.STACK_DIR, "shards", "bad.conf")
+    with open(shard()["config"]) as f:
+        text = f.read()
+    cases = {
+        "node.n3.db_name = other\n": "has no node.n3.url",
+        "node.n3.url = " + shard()["node"] + "\nnode.n3.db_name = x\n": "the same url",
+        "node.N3.url = http://x.example/\n": "a-z, 0-9",
+        "node.n3.colour = blue\n": "unknown key 'node.n3.colour'",
+        "node.n2.db_name = again\nnode.n2.db_name = twice\n": "set twice",
+    }
+    for extra, message in cases.items():
+        with open(bad, "w") as f:
+            f.write(text + extra)
+        p = subprocess.run([weave.ADMIN, "--config", bad, "node", "list"],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 3 and message in p.stderr, (extra, p.returncode, p.stderr)
