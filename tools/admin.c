@@ -63,6 +63,14 @@ int usage_error(const char *fmt, ...)
 
 int db_fail(enum db_status st, const char *what)
 {
+	size_t place = db_current();
+	if (st == DB_UNAVAILABLE && place != DB_ACCOUNTS) {
+		const struct config_node *n = &admin_cfg.nodes[place - 1];
+		return fail(EXIT_DATABASE,
+			    "cannot reach storage node %s's database %s at %s:%lld (%s): %s",
+			    n->name, n->db_name, n->db_socket ? n->db_socket : n->db_host,
+			    (long long)n->db_port, what, db_last_error());
+	}
 	if (st == DB_UNAVAILABLE)
 		return fail(EXIT_DATABASE,
 			    "cannot reach the database %s at %s:%lld (%s): %s",
@@ -122,6 +130,22 @@ int find_user(const char *name, struct user *u)
 	if (st != DB_OK)
 		return db_fail(st, "looking up the user");
 	return EXIT_OK;
+}
+
+size_t records_place(const struct user *u)
+{
+	return config_node_place(&admin_cfg, u->node);
+}
+
+int records_here(const struct user *u, const char *command)
+{
+	size_t place = records_place(u);
+	if (place == DB_ACCOUNTS)
+		return EXIT_OK;
+	return fail(EXIT_FAILED,
+		    "%s keeps its records on storage node %s, which '%s' does not reach "
+		    "yet: 'weave-admin user move %s --to default' first (and back after)",
+		    u->username, db_place_name(place), command, u->username);
 }
 
 int node_url_normalise(const char *in, char *out, size_t cap)

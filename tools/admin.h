@@ -154,6 +154,14 @@ int account_name(const char *name, char out[USERNAME_MAX + 1],
  * EXIT_FAILED "no such user", or EXIT_DATABASE. */
 int find_user(const char *name, struct user *u);
 
+/* The place (db.h) holding u's records: its storage node's database when
+ * weave.conf names one for users.node, else the account database. */
+size_t records_place(const struct user *u);
+/* EXIT_OK when u's records are in the account database; else EXIT_FAILED
+ * saying that command cannot reach a storage node's records yet, and the
+ * way around it (user move). */
+int records_here(const struct user *u, const char *command);
+
 /*
  * A storage node URL: http:// or https://, a host, printable ASCII
  * without blanks, quotes or backslashes, normalised to end in '/'.
@@ -239,6 +247,10 @@ int cmd_node_remove(const struct args *a);
 int cmd_node_assign(const struct args *a);
 int cmd_node_drain(const struct args *a);
 int cmd_user_move(const struct args *a);
+/* EXIT_OK when setting u's users.node to node (NULL: default) leaves no
+ * record behind (same database, or no records); else a failure that
+ * points to 'user move'. */
+int node_change_allowed(const struct user *u, const char *node);
 int cmd_node_capacity(const struct args *a);
 /*
  * The node for a new account: --node URL|default when given, else

@@ -145,11 +145,40 @@ static int write_out(void *ctx, const struct backup_write *w)
 	return emit(b);
 }
 
+/*
+ * A snapshot on every database: the account database's, then each storage
+ * node's, all begun within moments. An account moved meanwhile is still
+ * whole on the node its row names: a move deletes the old node's copy only
+ * seconds after its switch (admin_move.c).
+ */
+static enum db_status snapshot_every_place(void)
+{
+	enum db_status st = DB_OK;
+	for (size_t place = 0; place < db_places() && st == DB_OK; place++) {
+		db_use(place);
+		st = db_begin_snapshot();
+	}
+	db_use(DB_ACCOUNTS);
+	return st;
+}
+
+static void end_snapshots(void)
+{
+	for (size_t place = 0; place < db_places(); place++) {
+		db_use(place);
+		db_commit(); /* read only: this ends the snapshot */
+	}
+	db_use(DB_ACCOUNTS);
+}
+
 /* One account: its row, records, kept versions, logged writes, usage. */
 static enum db_status backup_account(struct backup_ctx *b, const struct user *u)
 {
 	int64_t bytes = 0, since = 0;
 	account_line(b, u);
+	/* The records on the database of the account's node (each place
+	 * holds its own snapshot: backup_snapshot()). */
+	size_t was = db_use(records_place(u));
 	enum db_status st = b->failed ? DB_OK : db_admin_export(u->id, record_out, b);
 	if (st == DB_OK && !b->failed)
 		st = backup_db_versions(u->id, version_out, b);
@@ -157,6 +186,7 @@ static enum db_status backup_account(struct backup_ctx *b, const struct user *u)
 		st = backup_db_writes(u->id, write_out, b);
 	if (st == DB_OK && !b->failed)
 		st = backup_db_usage(u->id, &bytes, &since);
+	db_use(was);
 	if (st == DB_NOT_FOUND)
 		return DB_OK;
 	if (st == DB_OK && !b->failed) {
@@ -324,9 +354,9 @@ int cmd_backup(const struct args *a)
 		goto done;
 	}
 	buf_init(&b.line, BACKUP_LINE_MAX);
-	enum db_status st = db_begin_snapshot();
+	enum db_status st = snapshot_every_place();
 	rc = st == DB_OK ? backup_all(&b, &names) : db_fail(st, "starting the snapshot");
-	db_commit(); /* read only: this ends the snapshot */
+	end_snapshots();
 	if (rc == EXIT_OK)
 		rc = write_trailer(&b);
 	else

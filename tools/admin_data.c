@@ -105,22 +105,6 @@ static int purge_history(int64_t now, int64_t batch, int64_t pause, bool dry_run
 	return EXIT_OK;
 }
 
-/* --dry-run: say how many expired records (and history rows) would go. */
-static int purge_dry_run(int64_t now, int64_t expired, int64_t batch, int64_t pause,
-			 bool json, bool quiet)
-{
-	if (json) {
-		struct json_object *o = json_object_new_object();
-		json_object_object_add(o, "dry_run", json_object_new_boolean(1));
-		json_object_object_add(o, "expired_records", json_object_new_int64(expired));
-		json_print(o);
-	} else if (!quiet) {
-		printf("%" PRId64 " expired records would be removed\n", expired);
-	}
-	/* JSON answers carry the records only; history says itself in text. */
-	return purge_history(now, batch, pause, true, quiet || json);
-}
-
 /* Expired records in batches of `batch`, pausing between them; *total and
  * *batches say how far it got, also on failure. */
 static enum db_status purge_records(int64_t now, int64_t batch, int64_t pause,
@@ -168,11 +152,55 @@ static enum db_status purge_counters(int64_t now, int64_t batch, uint64_t *count
 	return st;
 }
 
+/* "storage node NAME: " before what a place's purge says (nothing for the
+ * account database). */
+static void say_place(bool quiet)
+{
+	if (!quiet && db_current() != DB_ACCOUNTS)
+		printf("storage node %s: ", db_place_name(db_current()));
+}
+
+/* Expired records, then old history, of the current place's database. */
+static int purge_place(int64_t now, int64_t batch, int64_t pause, bool dry_run, bool quiet,
+		       uint64_t *total, int64_t *batches)
+{
+	int64_t expired = 0;
+	enum db_status st = db_admin_count_expired(0, now, &expired);
+	if (st != DB_OK)
+		return db_fail(st, "counting expired records");
+	if (dry_run) {
+		*total += (uint64_t)expired;
+		say_place(quiet);
+		if (!quiet)
+			printf("%" PRId64 " expired records would be removed\n", expired);
+		return purge_history(now, batch, pause, true, quiet);
+	}
+	uint64_t purged = 0;
+	int64_t n = 0;
+	double started = monotonic_seconds();
+	st = purge_records(now, batch, pause, expired, &purged, &n);
+	*total += purged;
+	*batches += n;
+	if (st != DB_OK) {
+		fprintf(stderr, "weave-admin: %" PRIu64 " expired records were removed "
+				"before the failure\n", purged);
+		return db_fail(st, "purging expired records");
+	}
+	say_place(quiet);
+	if (!quiet)
+		printf("purged %" PRIu64 " expired records in %" PRId64 " batches (%.1f s)\n",
+		       purged, n, monotonic_seconds() - started);
+	return purge_history(now, batch, pause, false, quiet);
+}
+
+/* Every database: the account database, then each storage node's. */
 int cmd_purge(const struct args *a)
 {
-	int64_t batch = PURGE_BATCH_DEFAULT, pause = PURGE_PAUSE_DEFAULT, expired = 0;
-	bool quiet = has_opt(a, OPT_QUIET), json = has_opt(a, OPT_JSON);
-	int rc;
+	int64_t batch = PURGE_BATCH_DEFAULT, pause = PURGE_PAUSE_DEFAULT, batches = 0;
+	bool json = has_opt(a, OPT_JSON), quiet = has_opt(a, OPT_QUIET) || json;
+	bool dry_run = has_opt(a, OPT_DRY_RUN);
+	uint64_t total = 0, counters = 0;
+	int rc = EXIT_OK;
 
 	if (has_opt(a, OPT_BATCH) &&
 	    (rc = parse_number_arg(a->opt[OPT_BATCH], 1, 100000, "--batch", &batch)) != EXIT_OK)
@@ -182,41 +210,35 @@ int cmd_purge(const struct args *a)
 		return rc;
 	/* Records that expire while we run are left for the next run. */
 	int64_t now = now_centiseconds();
-	enum db_status st = db_admin_count_expired(0, now, &expired);
-	if (st != DB_OK)
-		return db_fail(st, "counting expired records");
-	if (has_opt(a, OPT_DRY_RUN))
-		return purge_dry_run(now, expired, batch, pause, json, quiet);
-
-	uint64_t total = 0, counters = 0;
-	int64_t batches = 0;
 	double started = monotonic_seconds();
-	st = purge_records(now, batch, pause, expired, &total, &batches);
-	if (st != DB_OK) {
-		fprintf(stderr, "weave-admin: %" PRIu64 " expired records were removed "
-				"before the failure\n", total);
-		return db_fail(st, "purging expired records");
+	for (size_t place = 0; place < db_places() && rc == EXIT_OK; place++) {
+		db_use(place);
+		rc = purge_place(now, batch, pause, dry_run, quiet, &total, &batches);
 	}
-	double took = monotonic_seconds() - started;
-	if (!quiet && !json)
-		printf("purged %" PRIu64 " expired records in %" PRId64 " batches (%.1f s)\n",
-		       total, batches, took);
-	st = purge_counters(now, batch, &counters);
+	db_use(DB_ACCOUNTS);
+	if (rc != EXIT_OK)
+		return rc;
+	enum db_status st = dry_run ? DB_OK : purge_counters(now, batch, &counters);
 	if (st != DB_OK)
 		return db_fail(st, "removing old failed-login counters");
-	if (json) {
-		struct json_object *o = json_object_new_object();
+	struct json_object *o = json ? json_object_new_object() : NULL;
+	if (o != NULL && dry_run) {
+		json_object_object_add(o, "dry_run", json_object_new_boolean(1));
+		json_object_object_add(o, "expired_records", json_object_new_int64((int64_t)total));
+	} else if (o != NULL) {
 		json_object_object_add(o, "purged_records", json_object_new_int64((int64_t)total));
 		json_object_object_add(o, "batches", json_object_new_int64(batches));
-		json_object_object_add(o, "seconds", json_object_new_double(took));
+		json_object_object_add(o, "seconds",
+				       json_object_new_double(monotonic_seconds() - started));
 		json_object_object_add(o, "removed_counters",
 				       json_object_new_int64((int64_t)counters));
+	}
+	if (o != NULL)
 		json_print(o);
-	} else if (!quiet && counters > 0) {
+	else if (!quiet && counters > 0)
 		printf("removed %" PRIu64 " failed-login counters past their window\n",
 		       counters);
-	}
-	return purge_history(now, batch, pause, false, quiet || json);
+	return EXIT_OK;
 }
 
 /* ---- stats ---------------------------------------------------------------------- */
@@ -226,33 +248,6 @@ struct stats_ctx {
 	struct json_object *largest;     /* array */
 	int64_t records, bytes;
 };
-
-static int stats_collection(void *ctx, const char *name, size_t len, int64_t users,
-			    int64_t records, int64_t bytes)
-{
-	struct stats_ctx *s = ctx;
-	struct json_object *o = json_object_new_object();
-	json_object_object_add(o, "collection", json_object_new_string_len(name, (int)len));
-	json_object_object_add(o, "users", json_object_new_int64(users));
-	json_object_object_add(o, "records", json_object_new_int64(records));
-	json_object_object_add(o, "bytes", json_object_new_int64(bytes));
-	json_object_array_add(s->collections, o);
-	s->records += records;
-	s->bytes += bytes;
-	return 0;
-}
-
-static int stats_user(void *ctx, const struct user *u, int64_t records, int64_t bytes)
-{
-	struct stats_ctx *s = ctx;
-	struct json_object *o = json_object_new_object();
-	json_object_object_add(o, "username", json_object_new_string(u->username));
-	json_object_object_add(o, "records", json_object_new_int64(records));
-	json_object_object_add(o, "bytes", json_object_new_int64(bytes));
-	json_object_object_add(o, "last_write", json_stamp(u->last_write));
-	json_object_array_add(s->largest, o);
-	return 0;
-}
 
 static int64_t member_int(struct json_object *o, const char *key)
 {
@@ -268,6 +263,45 @@ static const char *member_str(struct json_object *o, const char *key)
 	return v ? json_object_get_string(v) : "-";
 }
 
+static int stats_collection(void *ctx, const char *name, size_t len, int64_t users,
+			    int64_t records, int64_t bytes)
+{
+	struct stats_ctx *s = ctx;
+	s->records += records;
+	s->bytes += bytes;
+	/* A collection seen on another database already (storage nodes): summed. */
+	for (size_t i = 0; i < json_object_array_length(s->collections); i++) {
+		struct json_object *o = json_object_array_get_idx(s->collections, i);
+		const char *have = member_str(o, "collection");
+		if (strlen(have) != len || memcmp(have, name, len) != 0)
+			continue;
+		json_object_object_add(o, "users", json_object_new_int64(member_int(o, "users") + users));
+		json_object_object_add(o, "records",
+				       json_object_new_int64(member_int(o, "records") + records));
+		json_object_object_add(o, "bytes", json_object_new_int64(member_int(o, "bytes") + bytes));
+		return 0;
+	}
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "collection", json_object_new_string_len(name, (int)len));
+	json_object_object_add(o, "users", json_object_new_int64(users));
+	json_object_object_add(o, "records", json_object_new_int64(records));
+	json_object_object_add(o, "bytes", json_object_new_int64(bytes));
+	json_object_array_add(s->collections, o);
+	return 0;
+}
+
+static int stats_user(void *ctx, const struct user *u, int64_t records, int64_t bytes)
+{
+	struct stats_ctx *s = ctx;
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "username", json_object_new_string(u->username));
+	json_object_object_add(o, "records", json_object_new_int64(records));
+	json_object_object_add(o, "bytes", json_object_new_int64(bytes));
+	json_object_object_add(o, "last_write", json_stamp(u->last_write));
+	json_object_array_add(s->largest, o);
+	return 0;
+}
+
 int cmd_stats(const struct args *a)
 {
 	int64_t top = TOP_DEFAULT, users = 0, disabled = 0, expired = 0;
@@ -281,10 +315,16 @@ int cmd_stats(const struct args *a)
 	struct user_filter f = { .status = USER_ANY, .sort = USER_SORT_USAGE,
 				 .limit = top, .now = now };
 	enum db_status st = db_admin_count_users(&users, &disabled);
-	if (st == DB_OK)
-		st = db_admin_count_expired(0, now, &expired);
-	if (st == DB_OK)
-		st = db_admin_collection_stats(now, stats_collection, &s);
+	/* Records on every database: the account database and the nodes'. */
+	for (size_t place = 0; place < db_places() && st == DB_OK; place++) {
+		int64_t here = 0;
+		db_use(place);
+		st = db_admin_count_expired(0, now, &here);
+		expired += here;
+		if (st == DB_OK)
+			st = db_admin_collection_stats(now, stats_collection, &s);
+	}
+	db_use(DB_ACCOUNTS);
 	if (st == DB_OK && top > 0)
 		st = db_user_search(&f, stats_user, &s);
 	if (st != DB_OK) {
@@ -470,6 +510,7 @@ int cmd_export(const struct args *a)
 	int rc = find_user(a->pos[0], &u);
 	if (rc != EXIT_OK)
 		return rc;
+	db_use(records_place(&u)); /* reads only */
 	enum db_status st = db_admin_count_records(u.id, &total);
 	struct export_ctx e = { .out = stdout };
 	if (st != DB_OK)
@@ -726,6 +767,8 @@ int cmd_import(const struct args *a)
 	struct stat sb;
 
 	int rc = find_user(a->pos[0], &u);
+	if (rc == EXIT_OK && (rc = records_here(&u, "import")) != EXIT_OK)
+		user_free(&u);
 	if (rc != EXIT_OK)
 		return rc;
 	FILE *in = from_stdin ? stdin : fopen(file, "r");

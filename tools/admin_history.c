@@ -98,6 +98,8 @@ int cmd_user_history(const struct args *a)
 	if (rc != EXIT_OK)
 		return rc;
 	struct listing l = { has_opt(a, OPT_JSON), NULL, 0 };
+	/* Reads only: on the database of the account's records. */
+	db_use(records_place(&u));
 	enum db_status st = db_history_usage(u.id, &bytes, &since);
 	if (st != DB_OK) {
 		user_free(&u);
@@ -460,6 +462,8 @@ int cmd_user_restore(const struct args *a)
 	if (!dry_run && !has_opt(a, OPT_YES) && !isatty(STDIN_FILENO))
 		return usage_error("not on a terminal, so add --yes (or --dry-run first)");
 	rc = find_user(a->pos[0], &u);
+	if (rc == EXIT_OK && (rc = records_here(&u, "user restore")) != EXIT_OK)
+		user_free(&u);
 	if (rc != EXIT_OK)
 		return rc;
 	char when[40];

@@ -230,6 +230,26 @@ static int move_account(const char *name, const char *target, int64_t pause)
 	return rc;
 }
 
+int node_change_allowed(const struct user *u, const char *node)
+{
+	size_t from = records_place(u), to = config_node_place(&admin_cfg, node);
+	int64_t records = 0;
+	if (from == to)
+		return EXIT_OK;
+	size_t was = db_use(from);
+	enum db_status st = db_admin_count_records(u->id, &records);
+	db_use(was);
+	if (st != DB_OK)
+		return db_fail(st, "counting the account's records");
+	if (records == 0)
+		return EXIT_OK;
+	return fail(EXIT_FAILED,
+		    "%s has %" PRId64 " records on %s, which would be left behind: "
+		    "'weave-admin user move %s --to %s' moves them with the account",
+		    u->username, records, db_place_name(from), u->username,
+		    node ? node : "default");
+}
+
 static int pause_arg(const struct args *a, int64_t *pause)
 {
 	*pause = 0;

@@ -242,8 +242,11 @@ int cmd_node_assign(const struct args *a)
 		}
 		node = picked;
 	}
-	st = db_user_set_node(u.id, node);
-	if (st == DB_NOT_FOUND)
+	rc = node_change_allowed(&u, node);
+	st = rc == EXIT_OK ? db_user_set_node(u.id, node) : DB_OK;
+	if (rc != EXIT_OK)
+		; /* said */
+	else if (st == DB_NOT_FOUND)
 		rc = fail(EXIT_FAILED, "no such user: %s", u.username);
 	else if (st != DB_OK)
 		rc = db_fail(st, "assigning the node");

@@ -19,6 +19,7 @@
 #include "change_board.h"
 #include "db_admin.h"
 #include "restore_lines.h"
+#include "storage_place.h"
 
 #define CONFLICTS_SHOWN 5
 
@@ -35,6 +36,7 @@ struct restore {
 	bool in_account, selected;
 	char username[USERNAME_MAX + 1];
 	int64_t user_id, last_write, newest; /* newest: of its records' modified */
+	size_t place; /* of its records (db.h): its own transaction there too */
 	/* pass 1: accounts chosen, and those that exist already */
 	int64_t selected_accounts, conflicts;
 	struct buf conflict_names;
@@ -56,9 +58,35 @@ static void release_rows(struct restore *s)
 
 static enum db_status flush_rows(struct restore *s)
 {
+	size_t was = db_use(s->place);
 	enum db_status st =
 		s->nrows ? db_admin_insert_records(s->user_id, s->rows, s->nrows) : DB_OK;
+	db_use(was);
 	release_rows(s);
+	return st;
+}
+
+/* The records' transaction on a storage node commits first, as the
+ * server's writes do (storage_place.h). */
+static enum db_status commit_records(struct restore *s)
+{
+	if (s->place == DB_ACCOUNTS)
+		return DB_OK;
+	size_t was = db_use(s->place);
+	enum db_status st = db_commit();
+	db_use(was);
+	return st;
+}
+
+/* The account's records go to its node's database (config_node_place). */
+static enum db_status open_records(struct restore *s, const char *node)
+{
+	s->place = config_node_place(&admin_cfg, node);
+	if (s->place == DB_ACCOUNTS)
+		return DB_OK;
+	size_t was = db_use(s->place);
+	enum db_status st = db_begin();
+	db_use(was);
 	return st;
 }
 
@@ -68,6 +96,8 @@ static int finish_account(struct restore *s)
 	if (!s->apply || !s->in_account || !s->selected)
 		return EXIT_OK;
 	enum db_status st = flush_rows(s);
+	if (st == DB_OK)
+		st = commit_records(s);
 	/* After the records, as the server's writes do. A backup's clock is
 	 * never below its records; a file that says otherwise gets the newest
 	 * record's, so new writes are still stamped above every record. */
@@ -105,7 +135,10 @@ static enum db_status create_account(struct restore *s, const struct backup_acco
 	enum db_status st = db_user_get(acc->username, USER_LOCK_EXCLUSIVE, &old);
 	if (st == DB_OK) {
 		/* Without --replace, pass 1 found none: this one signed up since. */
-		st = s->replace ? db_user_delete(old.id) : DB_CONFLICT;
+		st = s->replace ? storage_place_forget_records(&admin_cfg, old.id, old.node)
+				: DB_CONFLICT;
+		if (st == DB_OK)
+			st = db_user_delete(old.id);
 		user_free(&old);
 	} else if (st == DB_NOT_FOUND) {
 		st = DB_OK;
@@ -113,6 +146,8 @@ static enum db_status create_account(struct restore *s, const struct backup_acco
 	if (st == DB_OK)
 		st = db_user_create(acc->username, acc->password_hash, acc->email, acc->node,
 				    &s->user_id);
+	if (st == DB_OK)
+		st = open_records(s, acc->node);
 	if (st == DB_OK && acc->status != 1)
 		st = db_user_set_status(s->user_id, (int)acc->status);
 	if (st == DB_OK && acc->quota_kb >= 0)
@@ -220,9 +255,11 @@ static int on_history(struct restore *s, enum backup_line kind, struct json_obje
 				    : restore_parse_usage(&s->at, o, &u);
 	if (rc != EXIT_OK || !s->apply)
 		return rc;
+	size_t was = db_use(s->place);
 	enum db_status st = kind == BL_VERSION ? backup_db_put_version(s->user_id, &v)
 			    : kind == BL_WRITE ? backup_db_put_write(s->user_id, &w)
 					       : backup_db_put_usage(s->user_id, u.bytes, u.since);
+	db_use(was);
 	if (st == DB_OK)
 		s->done[kind]++;
 	return st == DB_OK ? EXIT_OK : db_fail(st, "inserting record history");

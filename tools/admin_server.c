@@ -419,7 +419,8 @@ enum db_status schema_inspect(int64_t *version, size_t *missing, char *first, si
 	return st;
 }
 
-int cmd_db_check(const struct args *a)
+/* db check of the current place; with json, *jo gets the findings. */
+static int check_place(bool json, struct json_object **jo)
 {
 	int64_t version;
 	enum db_status st = db_schema_version(&version);
@@ -427,7 +428,7 @@ int cmd_db_check(const struct args *a)
 		return db_fail(st, "reading the schema version");
 	if (version == 0)
 		return fail(EXIT_FAILED, "no weave schema in database %s: run "
-					 "'weave-admin db init'", admin_cfg.db_name);
+					 "'weave-admin db init'", place_db_name());
 
 	struct expected *e = xcalloc(1, sizeof *e);
 	st = schema_compare(e);
@@ -435,7 +436,7 @@ int cmd_db_check(const struct args *a)
 		free(e);
 		return db_fail(st, "reading information_schema");
 	}
-	if (has_opt(a, OPT_JSON)) {
+	if (json) {
 		struct json_object *o = json_object_new_object();
 		struct json_object *missing_list = json_object_new_array();
 		const struct name_set *sets[] = { &e->tables, &e->indexes };
@@ -451,7 +452,7 @@ int cmd_db_check(const struct args *a)
 		json_object_object_add(o, "indexes_expected",
 				       json_object_new_int64((int64_t)e->indexes.n));
 		json_object_object_add(o, "missing", missing_list);
-		json_print(o);
+		*jo = o;
 		free(e);
 		return n_missing == 0 && version == SCHEMA_VERSION ? EXIT_OK : EXIT_FAILED;
 	}
@@ -472,6 +473,40 @@ int cmd_db_check(const struct args *a)
 				"'weave-admin db upgrade' recreates them\n");
 	free(e);
 	return missing == 0 && version == SCHEMA_VERSION ? EXIT_OK : EXIT_FAILED;
+}
+
+/* Every database: the account database, then each storage node's. */
+int cmd_db_check(const struct args *a)
+{
+	bool json = has_opt(a, OPT_JSON);
+	struct json_object *top = NULL, *nodes = NULL;
+	int rc = EXIT_OK;
+	for (size_t place = 0; place < db_places(); place++) {
+		struct json_object *o = NULL;
+		db_use(place);
+		if (place != DB_ACCOUNTS && !json)
+			printf("storage node %s:\n", db_place_name(place));
+		int r = check_place(json, &o);
+		if (r != EXIT_OK)
+			rc = r;
+		if (o == NULL)
+			continue;
+		if (place == DB_ACCOUNTS) {
+			top = o;
+			continue;
+		}
+		if (nodes == NULL)
+			nodes = json_object_new_object();
+		json_object_object_add(nodes, db_place_name(place), o);
+	}
+	db_use(DB_ACCOUNTS);
+	if (top != NULL && nodes != NULL)
+		json_object_object_add(top, "nodes", nodes);
+	else
+		json_object_put(nodes);
+	if (top != NULL)
+		json_print(top);
+	return rc;
 }
 
 /* ---- operator settings --------------------------------------------------------------- */

@@ -299,9 +299,11 @@ static int show_read(const struct user *u, struct show_ctx *s)
 	int64_t now = now_centiseconds(), now_s = now / 100;
 	s->collections = json_object_new_object();
 	const char *what = "reading the user's records";
+	size_t was = db_use(records_place(u));
 	enum db_status st = db_admin_user_collections(u->id, now, show_collection, s);
 	if (st == DB_OK)
 		st = db_admin_count_expired(u->id, now, &s->expired);
+	db_use(was);
 	/* The day's budget of failed logins spent: new addresses are refused. */
 	struct throttle_row login = { 0 }, unused;
 	if (st == DB_OK) {
@@ -503,6 +505,7 @@ int cmd_user_quota(const struct args *a)
 	else if (rc == EXIT_OK)
 		printf("quota of %s set to %" PRId64 " KB\n", u.username, kb);
 	int64_t limit = kb < 0 ? admin_cfg.quota_kb : kb, used = 0;
+	db_use(records_place(&u));
 	if (rc == EXIT_OK && limit > 0 &&
 	    db_admin_user_collections(u.id, now_centiseconds(), add_usage, &used) == DB_OK &&
 	    (used + 1023) / 1024 > limit)
@@ -578,6 +581,8 @@ int cmd_user_node(const struct args *a)
 				   "characters) or 'default', not '%s'",
 				   NODE_URL_MAX, a->pos[1]);
 	int rc = find_user(a->pos[0], &u);
+	if (rc == EXIT_OK && (rc = node_change_allowed(&u, reset ? NULL : url)) != EXIT_OK)
+		user_free(&u);
 	if (rc != EXIT_OK)
 		return rc;
 	rc = setter_done(db_user_set_node(u.id, reset ? NULL : url), &u,

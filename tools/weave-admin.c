@@ -134,8 +134,10 @@ static const struct command commands[] = {
 	{ "user node", 2, 2, 0, cmd_user_node, "NAME URL|default",
 	  "set an account's storage node URL",
 	  "Set the URL that node/weave answers for the account ('default': this\n"
-	  "server's public_url). The URL is normalised to end in '/'. The data\n"
-	  "is not moved: see export and import." },
+	  "server's public_url). The URL is normalised to end in '/'. Records\n"
+	  "are not moved: refused when the new node keeps records in another\n"
+	  "database (weave.conf's node.NAME.*) and the account has some there;\n"
+	  "'user move' moves them." },
 
 	{ "user move", 1, 1, OPT(OPT_TO) | OPT(OPT_PAUSE), cmd_user_move,
 	  "NAME --to NODE [--pause MS]",
@@ -191,12 +193,13 @@ static const struct command commands[] = {
 	{ "node remove", 1, 1, 0, cmd_node_remove, "URL",
 	  "remove a node that has no accounts",
 	  "Remove a storage node. Refused while accounts are assigned to it:\n"
-	  "move them first with 'node assign'." },
+	  "move them first ('node drain')." },
 	{ "node assign", 1, 2, 0, cmd_node_assign, "NAME [URL]",
 	  "assign an account to a node (or to the emptiest)",
 	  "Assign the account to the node URL (which must be in the node list),\n"
-	  "or without URL to the node with room and the fewest accounts. The\n"
-	  "data is not moved: see export and import." },
+	  "or without URL to the node with room and the fewest accounts.\n"
+	  "Records are not moved, so refused when they would be left in another\n"
+	  "database: 'user move' moves them." },
 
 	{ "node drain", 1, 1, OPT(OPT_TO) | OPT(OPT_PAUSE), cmd_node_drain,
 	  "NODE [--to NODE] [--pause MS]",

@@ -10,6 +10,7 @@ killed (-9) in any phase is finished by running it again; 'node drain'
 empties a node; deleting an account deletes its records on its node."""
 
 import atexit
+import json
 import os
 import shutil
 import signal
@@ -308,3 +309,37 @@ def test_a_storage_node_is_checked_when_weave_conf_is_read():
         p = subprocess.run([weave.ADMIN, "--config", bad, "node", "list"],
                            capture_output=True, text=True, timeout=60)
         assert p.returncode == 3 and message in p.stderr, (extra, p.returncode, p.stderr)
+
+
+def test_admin_commands_reach_the_records_on_a_node():
+    user, pw, uid = new_user("shadmin", shard()["node"])
+    recs = [{"id": f"k{i}", "payload": f"v{i}"} for i in range(20)]
+    recs.append({"id": "brief", "payload": "gone soon", "ttl": 1})
+    assert post(user, pw, "shadmin", recs).status == 200
+    time.sleep(1.5)
+    assert records_on("n2", uid) == 21
+    # user show and stats read the node's records; db check the node's schema.
+    show = json.loads(admin("user", "show", user, "--json").stdout)
+    assert show["collections"]["shadmin"]["records"] == 20, show
+    stats = json.loads(admin("stats", "--json").stdout)
+    mine = [c for c in stats["collections"] if c["collection"] == "shadmin"]
+    assert mine and mine[0]["records"] == 20, mine
+    check = json.loads(admin("db", "check", "--json").stdout)
+    assert check["nodes"]["n2"]["missing"] == [], check
+    # purge removes the node's expired record.
+    admin("purge")
+    assert records_on("n2", uid) == 20
+    # export reads them; 'user node' refuses to leave them behind.
+    lines = admin("export", user).stdout.splitlines()
+    assert len(lines) == 20, lines[:3]
+    p = admin("user", "node", user, "default", check=False)
+    assert p.returncode == 1 and "user move" in p.stderr, p.stderr
+    # backup, delete, restore: the records come back on the node.
+    path = os.path.join(weave.STACK_DIR, "shards", "backup.gz")
+    admin("backup", path, "--user", user, "--force")
+    r = request("DELETE", f"user/1.0/{user}", user=user, password=pw, port=shard()["port"])
+    assert r.status == 200 and records_on("n2", uid) == 0
+    admin("restore", path)
+    uid2 = int(weave.sql(f"SELECT id FROM users WHERE username = '{user}'")[0][0])
+    assert (records_on("here", uid2), records_on("n2", uid2)) == (0, 20)
+    assert stored(user, pw, "shadmin") == {f"k{i}": f"v{i}" for i in range(20)}
