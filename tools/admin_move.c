@@ -127,18 +127,12 @@ static int copy_and_freeze(const char *name, struct move *m, size_t from, size_t
 	return EXIT_OK;
 }
 
-/* Phase 2 to 3: the last changes copied, then users.node switched. */
-static int finish_copy_and_switch(const char *name, struct move *m, size_t from, size_t to,
-				  int64_t pause)
+/* users.node becomes the target and the status what it was, in one
+ * transaction with the phase. */
+static int switch_node(const char *name, struct move *m)
 {
-	struct move_counts c = { 0 };
-	double t0 = now_seconds();
-	pause_ms(pause);
-	enum db_status st = db_move_reconcile(from, to, m->user_id, &c);
-	if (st != DB_OK)
-		return db_fail(st, "copying the last changes");
 	struct user u = { 0 };
-	st = lock_account(name, &u);
+	enum db_status st = lock_account(name, &u);
 	if (st == DB_OK)
 		st = db_user_set_node(u.id, m->target);
 	if (st == DB_OK && u.status == USER_STATUS_MOVING)
@@ -151,10 +145,35 @@ static int finish_copy_and_switch(const char *name, struct move *m, size_t from,
 		return db_fail(st, "switching the account's node");
 	change_board_bump(m->user_id);
 	m->phase = MOVE_SWITCHED;
-	printf("%s: switched to %s after %" PRId64 " changed and %" PRId64
-	       " deleted records (storage answered 503 for %.2f s)\n",
-	       name, node_text(m->target), c.records, c.removed, now_seconds() - t0);
 	return EXIT_OK;
+}
+
+/* Phase 2 to 3: the last changes copied, then users.node switched. */
+static int finish_copy_and_switch(const char *name, struct move *m, size_t from, size_t to,
+				  int64_t pause)
+{
+	struct move_counts c = { 0 };
+	double t0 = now_seconds();
+	pause_ms(pause);
+	enum db_status st = db_move_reconcile(from, to, m->user_id, &c);
+	if (st != DB_OK)
+		return db_fail(st, "copying the last changes");
+	int rc = switch_node(name, m);
+	if (rc == EXIT_OK)
+		printf("%s: switched to %s after %" PRId64 " changed and %" PRId64
+		       " deleted records (storage answered 503 for %.2f s)\n",
+		       name, node_text(m->target), c.records, c.removed, now_seconds() - t0);
+	return rc;
+}
+
+/* Source and target share a database: only users.node changes. */
+static int switch_only(const char *name, struct move *m)
+{
+	int rc = switch_node(name, m);
+	if (rc == EXIT_OK)
+		printf("%s: switched to %s (its records stay where they are: the same "
+		       "database)\n", name, node_text(m->target));
+	return rc;
 }
 
 /* Phase 3: the source's rows go, and the moves row. */
@@ -219,6 +238,10 @@ static int move_account(const char *name, const char *target, int64_t pause)
 	if (rc == EXIT_OK && fresh)
 		printf("%s: moving from %s (%s) to %s (%s)\n", u.username, node_text(m.source),
 		       db_place_name(from), node_text(m.target), db_place_name(to));
+	/* Both nodes keep their records in one database: nothing to copy
+	 * (and clearing the target would clear the records themselves). */
+	if (rc == EXIT_OK && from == to && m.phase != MOVE_SWITCHED)
+		rc = switch_only(u.username, &m);
 	if (rc == EXIT_OK && m.phase == MOVE_COPYING)
 		rc = copy_and_freeze(u.username, &m, from, to, pause);
 	if (rc == EXIT_OK && m.phase == MOVE_FROZEN)

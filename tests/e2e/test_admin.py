@@ -70,8 +70,8 @@ COMMANDS = [
     "db init", "db upgrade", "db check",
     "user add", "user delete", "user list", "user show", "user passwd",
     "user email", "user quota", "user disable", "user enable", "user alert",
-    "user node",
-    "node add", "node capacity", "node list", "node remove", "node assign",
+    "user node", "user move",
+    "node add", "node capacity", "node list", "node remove", "node assign", "node drain",
     "purge", "stats", "export", "import", "backup", "restore", "migrate",
     "backoff", "maintenance", "status", "settings", "setup", "check", "cache",
 ]

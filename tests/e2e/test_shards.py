@@ -343,3 +343,15 @@ def test_admin_commands_reach_the_records_on_a_node():
     uid2 = int(weave.sql(f"SELECT id FROM users WHERE username = '{user}'")[0][0])
     assert (records_on("here", uid2), records_on("n2", uid2)) == (0, 20)
     assert stored(user, pw, "shadmin") == {f"k{i}": f"v{i}" for i in range(20)}
+
+
+def test_a_move_between_nodes_sharing_a_database_changes_only_the_node():
+    """A node URL without a database of its own keeps its records in the
+    account database, as default does: nothing to copy, nothing cleared."""
+    user, pw, uid = new_user("shsame", "http://elsewhere.example/")
+    assert post(user, pw, "tabs", [{"id": "t", "payload": "stays"}]).status == 200
+    out = admin("user", "move", user, "--to", "default").stdout
+    assert "same database" in out, out
+    assert stored(user, pw, "tabs") == {"t": "stays"}
+    assert (records_on("here", uid), records_on("n2", uid)) == (1, 0)
+    assert weave.sql(f"SELECT node FROM users WHERE id = {uid}") == [["NULL"]]

@@ -681,6 +681,63 @@ START_TEST(test_path_from_env)
 }
 END_TEST
 
+/* node.NAME.* keys: a node's own database, its place, and the refusals. */
+START_TEST(test_storage_nodes)
+{
+	struct config cfg;
+	char err[ERRLEN];
+	const char *text = "db_host = 10.0.0.1\ndb_name = accounts\ndb_user = weave\n"
+			   "db_password = pw\npublic_url = https://sync.example/\n"
+			   "node.n2.url = https://n2.example/weave\n"
+			   "node.n2.db_name = storage2\n"
+			   "node.n3.url = https://n3.example/\n"
+			   "node.n3.db_host = 10.0.0.3:3307\n"
+			   "node.n3.db_user = other\n";
+	ck_assert_int_eq(parse_text(&cfg, text, err), 0);
+	ck_assert_uint_eq(cfg.nnodes, 2);
+	ck_assert_str_eq(cfg.nodes[0].name, "n2");
+	ck_assert_str_eq(cfg.nodes[0].url, "https://n2.example/weave/");
+	/* Neither host nor socket: the account database's server. */
+	ck_assert_str_eq(cfg.nodes[0].db_host, "10.0.0.1");
+	ck_assert_str_eq(cfg.nodes[0].db_name, "storage2");
+	ck_assert_str_eq(cfg.nodes[0].db_user, "weave");
+	ck_assert_str_eq(cfg.nodes[0].db_password, "pw");
+	/* A host of its own; the rest inherited. */
+	ck_assert_str_eq(cfg.nodes[1].db_host, "10.0.0.3:3307");
+	ck_assert_str_eq(cfg.nodes[1].db_name, "accounts");
+	ck_assert_str_eq(cfg.nodes[1].db_user, "other");
+	ck_assert_uint_eq(config_node_place(&cfg, NULL), 0);
+	ck_assert_uint_eq(config_node_place(&cfg, "https://sync.example/"), 0);
+	ck_assert_uint_eq(config_node_place(&cfg, "https://n2.example/weave/"), 1);
+	ck_assert_uint_eq(config_node_place(&cfg, "https://n3.example/"), 2);
+	ck_assert_uint_eq(config_node_place(&cfg, "https://n4.example/"), 0);
+	config_free(&cfg);
+
+	expect_error("node.n2.db_name = x\n", "test.conf: node 'n2' has no node.n2.url", NULL, NULL);
+	expect_error("node.a.url = http://x.example/\nnode.b.url = http://x.example/\n"
+		     "node.a.db_name = a\nnode.b.db_name = b\n",
+		     "test.conf: nodes 'a' and 'b' have the same url", NULL, NULL);
+	expect_error("public_url = http://x.example/\nnode.a.url = http://x.example\n"
+		     "node.a.db_name = a\n", "test.conf: node 'a'", "public_url", NULL);
+	expect_error("node.a.url = http://x.example/\n", "test.conf: node 'a'",
+		     "account database", NULL);
+	expect_error("node.A.url = http://x.example/\n", "test.conf:1:", "a-z", NULL);
+	expect_error("node.a.colour = blue\n", "test.conf:1:", "unknown key 'node.a.colour'", NULL);
+	expect_error("node.a.url = ftp://x/\n", "test.conf:1:", "node.a.url", "http");
+	expect_error("node.a.db_name = x\nnode.a.db_name = y\n", "test.conf:2:", "set twice",
+		     NULL);
+	expect_error("node.a.db_password = hunter2-secret\nnode.a.db_password = x\n",
+		     "test.conf:2:", "set twice", NULL);
+	char many[2048] = "";
+	for (int n = 0; n <= CONFIG_MAX_NODES; n++) {
+		char line[96];
+		snprintf(line, sizeof line, "node.n%d.url = http://n%d.example/\n", n, n);
+		strcat(many, line);
+	}
+	expect_error(many, "test.conf:17:", "too many nodes", NULL);
+}
+END_TEST
+
 Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -721,6 +778,7 @@ Suite *config_suite(void)
 	tcase_add_test(tc, test_load_missing);
 	tcase_add_test(tc, test_load_too_big);
 	tcase_add_test(tc, test_path_from_env);
+	tcase_add_test(tc, test_storage_nodes);
 	suite_add_tcase(s, tc);
 
 	return s;
