@@ -39,12 +39,9 @@ void storage_place_leave(void)
 	db_use(DB_ACCOUNTS);
 }
 
-enum db_status storage_place_forget_records(const struct config *cfg, int64_t user_id,
-					    const char *node)
+/* The account's rows on place, in a transaction of that place's own. */
+static enum db_status forget_on(size_t place, int64_t user_id)
 {
-	size_t place = config_node_place(cfg, node);
-	if (place == DB_ACCOUNTS)
-		return DB_OK;
 	size_t was = db_use(place);
 	enum db_status st = db_begin();
 	if (st == DB_OK)
@@ -56,5 +53,19 @@ enum db_status storage_place_forget_records(const struct config *cfg, int64_t us
 	else
 		db_rollback_current();
 	db_use(was);
+	return st;
+}
+
+enum db_status storage_place_forget_records(const struct config *cfg, int64_t user_id,
+					    const char *node)
+{
+	enum db_status st = DB_OK;
+	size_t home = config_node_place(cfg, node);
+	if (home != DB_ACCOUNTS)
+		st = forget_on(home, user_id);
+	/* Every other node too: a copy an unfinished move left there. */
+	for (size_t place = 1; place <= cfg->nnodes && st == DB_OK; place++)
+		if (place != home)
+			st = forget_on(place, user_id);
 	return st;
 }

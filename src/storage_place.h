@@ -45,10 +45,11 @@ void storage_place_leave(void);
 /*
  * Before an account is deleted: its records and record history on its
  * node (users.node is node), in a transaction of the node's own,
- * committed first. A failure after it leaves an account with no records,
- * never records with no account. Nothing to do for an account whose
- * records are in the account database (db_user_delete() removes them in
- * the caller's transaction). Leaves the account database current.
+ * committed first, then on every other storage node (a copy left by an
+ * unfinished move). A failure after it leaves an account with no records,
+ * never records with no account. The account database's own rows are the
+ * caller's (db_user_delete() removes them in its transaction). Leaves the
+ * current place as it was.
  */
 enum db_status storage_place_forget_records(const struct config *cfg, int64_t user_id,
 					    const char *node);
