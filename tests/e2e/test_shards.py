@@ -355,3 +355,23 @@ def test_a_move_between_nodes_sharing_a_database_changes_only_the_node():
     assert stored(user, pw, "tabs") == {"t": "stays"}
     assert (records_on("here", uid), records_on("n2", uid)) == (1, 0)
     assert weave.sql(f"SELECT node FROM users WHERE id = {uid}") == [["NULL"]]
+
+
+def test_deleting_an_account_mid_move_leaves_no_copy_behind():
+    user, pw, uid = new_user("shmid")
+    assert post(user, pw, "tabs", [{"id": f"t{i}", "payload": "x"} for i in range(10)]).status == 200
+    proc = subprocess.Popen([weave.ADMIN, "--config", shard()["config"], "user", "move",
+                             user, "--to", "n2", "--pause", "4000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        for _ in range(200):  # the copy is made, the mover pauses before the freeze
+            if records_on("n2", uid) == 10:
+                break
+            time.sleep(0.05)
+        assert records_on("n2", uid) == 10, "the copy never reached n2"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    r = request("DELETE", f"user/1.0/{user}", user=user, password=pw, port=shard()["port"])
+    assert r.status == 200, (r.status, r.body)
+    assert (records_on("here", uid), records_on("n2", uid)) == (0, 0)
