@@ -758,17 +758,51 @@ static int import_lines(FILE *in, struct import_ctx *c, int64_t user_id,
 	return rc;
 }
 
+/*
+ * One transaction, holding the account's row lock as a write request
+ * does, so the server's writes for this user wait for the import; on a
+ * storage node the records go in a transaction there (*place current),
+ * committed first, as the server's writes do (storage_place.h). With
+ * replace the account's records are deleted first. An exit code.
+ */
+static int import_begin(const struct user *u, bool replace, size_t *place)
+{
+	struct user locked;
+	*place = DB_ACCOUNTS;
+	enum db_status st = db_begin();
+	if (st == DB_OK)
+		st = db_user_get(u->username, USER_LOCK_EXCLUSIVE, &locked);
+	bool moving = st == DB_OK && locked.status == USER_STATUS_MOVING;
+	if (st == DB_OK) {
+		*place = records_place(&locked);
+		user_free(&locked);
+	}
+	if (st == DB_OK && !moving && *place != DB_ACCOUNTS) {
+		db_use(*place);
+		st = db_begin();
+	}
+	if (st == DB_OK && !moving && replace)
+		st = db_storage_delete_all(NULL, u->id);
+	if (st == DB_OK && !moving)
+		return EXIT_OK;
+	db_use(DB_ACCOUNTS);
+	db_rollback();
+	if (moving)
+		return fail(EXIT_FAILED, "%s is moving to another storage node: run the import "
+					 "when 'weave-admin user move' is done", u->username);
+	return st == DB_NOT_FOUND ? fail(EXIT_FAILED, "no such user: %s", u->username)
+				  : db_fail(st, "starting the import");
+}
+
 int cmd_import(const struct args *a)
 {
 	const char *file = a->pos[1];
 	bool from_stdin = strcmp(file, "-") == 0;
 	struct import_ctx c = { .file = from_stdin ? "(stdin)" : file };
-	struct user u, locked;
+	struct user u;
 	struct stat sb;
 
 	int rc = find_user(a->pos[0], &u);
-	if (rc == EXIT_OK && (rc = records_here(&u, "import")) != EXIT_OK)
-		user_free(&u);
 	if (rc != EXIT_OK)
 		return rc;
 	FILE *in = from_stdin ? stdin : fopen(file, "r");
@@ -779,25 +813,21 @@ int cmd_import(const struct args *a)
 	}
 	int64_t size = fstat(fileno(in), &sb) == 0 && S_ISREG(sb.st_mode) ? sb.st_size : 0;
 
-	/* One transaction, holding the account's row lock as a write request
-	 * does, so the server's writes for this user wait for the import. */
-	enum db_status st = db_begin();
-	if (st == DB_OK)
-		st = db_user_get(u.username, USER_LOCK_EXCLUSIVE, &locked);
-	if (st == DB_OK)
-		user_free(&locked);
-	if (st == DB_OK && has_opt(a, OPT_REPLACE))
-		st = db_storage_delete_all(NULL, u.id);
-	if (st != DB_OK) {
-		db_rollback();
-		rc = st == DB_NOT_FOUND ? fail(EXIT_FAILED, "no such user: %s", u.username)
-					: db_fail(st, "starting the import");
+	size_t place = DB_ACCOUNTS;
+	enum db_status st;
+	rc = import_begin(&u, has_opt(a, OPT_REPLACE), &place);
+	if (rc != EXIT_OK)
 		goto done;
-	}
 	struct progress p;
 	progress_start(&p, "import", size > 0 ? "bytes" : "records", size);
 	rc = import_lines(in, &c, u.id, &p);
 	progress_end(&p);
+	if (rc == EXIT_OK && place != DB_ACCOUNTS) {
+		st = db_commit();
+		if (st != DB_OK)
+			rc = db_fail(st, "committing the records");
+	}
+	db_use(DB_ACCOUNTS);
 	if (rc == EXIT_OK) {
 		/* New writes must be stamped above every imported record, and
 		 * the records changed (even when none came in, with --replace). */

@@ -332,6 +332,11 @@ def test_admin_commands_reach_the_records_on_a_node():
     # export reads them; 'user node' refuses to leave them behind.
     lines = admin("export", user).stdout.splitlines()
     assert len(lines) == 20, lines[:3]
+    # import writes them back on the node (here: 5 of them, replacing all).
+    admin("import", user, "-", "--replace", input="\n".join(lines[:5]) + "\n")
+    assert (records_on("here", uid), records_on("n2", uid)) == (0, 5)
+    admin("import", user, "-", "--replace", input="\n".join(lines) + "\n")
+    assert records_on("n2", uid) == 20
     p = admin("user", "node", user, "default", check=False)
     assert p.returncode == 1 and "user move" in p.stderr, p.stderr
     # backup, delete, restore: the records come back on the node.
