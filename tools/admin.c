@@ -137,17 +137,6 @@ size_t records_place(const struct user *u)
 	return config_node_place(&admin_cfg, u->node);
 }
 
-int records_here(const struct user *u, const char *command)
-{
-	size_t place = records_place(u);
-	if (place == DB_ACCOUNTS)
-		return EXIT_OK;
-	return fail(EXIT_FAILED,
-		    "%s keeps its records on storage node %s, which '%s' does not reach "
-		    "yet: 'weave-admin user move %s --to default' first (and back after)",
-		    u->username, db_place_name(place), command, u->username);
-}
-
 int node_url_normalise(const char *in, char *out, size_t cap)
 {
 	size_t len = strlen(in);

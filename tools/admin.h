@@ -157,10 +157,6 @@ int find_user(const char *name, struct user *u);
 /* The place (db.h) holding u's records: its storage node's database when
  * weave.conf names one for users.node, else the account database. */
 size_t records_place(const struct user *u);
-/* EXIT_OK when u's records are in the account database; else EXIT_FAILED
- * saying that command cannot reach a storage node's records yet, and the
- * way around it (user move). */
-int records_here(const struct user *u, const char *command);
 
 /*
  * A storage node URL: http:// or https://, a host, printable ASCII

@@ -386,27 +386,53 @@ static enum db_status apply_plan(const struct user *u, int64_t stamp,
 	return st;
 }
 
+/* The account's row locked in a new transaction, and on a storage node
+ * a transaction there too (*place current). An exit code. */
+static int lock_for_restore(const struct user *u, struct user *locked, size_t *place)
+{
+	memset(locked, 0, sizeof *locked);
+	enum db_status st = db_begin();
+	if (st == DB_OK)
+		st = db_user_get(u->username, USER_LOCK_EXCLUSIVE, locked);
+	if (st == DB_OK && locked->status == USER_STATUS_MOVING) {
+		db_rollback();
+		user_free(locked);
+		return fail(EXIT_FAILED, "%s is moving to another storage node: restore when "
+					 "'weave-admin user move' is done", u->username);
+	}
+	if (st == DB_OK)
+		*place = records_place(locked);
+	if (st == DB_OK && *place != DB_ACCOUNTS) {
+		db_use(*place);
+		st = db_begin();
+	}
+	if (st == DB_OK)
+		return EXIT_OK;
+	db_use(DB_ACCOUNTS);
+	db_rollback();
+	user_free(locked);
+	return st == DB_NOT_FOUND ? fail(EXIT_FAILED, "no such user: %s", u->username)
+				  : db_fail(st, "locking the account");
+}
+
 /* One transaction holding the account's row lock, as a write request does. */
 static int restore(const struct user *u, const char *collection, int64_t as_of,
 		   bool keep_newer)
 {
 	struct user locked;
 	struct plans ps = { 0 };
-	enum db_status st = db_begin();
-	if (st == DB_OK)
-		st = db_user_get(u->username, USER_LOCK_EXCLUSIVE, &locked);
-	if (st != DB_OK) {
-		db_rollback();
-		return st == DB_NOT_FOUND ? fail(EXIT_FAILED, "no such user: %s", u->username)
-					  : db_fail(st, "locking the account");
-	}
+	size_t place = DB_ACCOUNTS;
+	int rc = lock_for_restore(u, &locked, &place);
+	if (rc != EXIT_OK)
+		return rc;
 	/* As a write request does (route.c, write_begins): mark the account
 	 * changed before taking the time, so that no read answers with a
 	 * later X-Weave-Timestamp without seeing the restore. */
 	change_board_bump(locked.id);
 	int64_t now = now_centiseconds();
 	int64_t stamp = (now > locked.last_write ? now : locked.last_write) + 1;
-	int rc = check_whole(&locked, collection, as_of);
+	enum db_status st;
+	rc = check_whole(&locked, collection, as_of);
 	if (rc == EXIT_OK)
 		rc = make_plans(&locked, collection, as_of, keep_newer, &ps);
 	for (size_t i = 0; i < ps.n && rc == EXIT_OK; i++) {
@@ -414,6 +440,10 @@ static int restore(const struct user *u, const char *collection, int64_t as_of,
 		if (st != DB_OK)
 			rc = db_fail(st, "restoring the records");
 	}
+	/* On a storage node the records commit first (storage_place.h). */
+	if (rc == EXIT_OK && place != DB_ACCOUNTS && (st = db_commit()) != DB_OK)
+		rc = db_fail(st, "committing the restored records");
+	db_use(DB_ACCOUNTS);
 	/* Every device sees the restored records as newer than its last sync;
 	 * raising last_write also tells the server's kept rows and caches. */
 	if (rc == EXIT_OK) {
@@ -462,8 +492,6 @@ int cmd_user_restore(const struct args *a)
 	if (!dry_run && !has_opt(a, OPT_YES) && !isatty(STDIN_FILENO))
 		return usage_error("not on a terminal, so add --yes (or --dry-run first)");
 	rc = find_user(a->pos[0], &u);
-	if (rc == EXIT_OK && (rc = records_here(&u, "user restore")) != EXIT_OK)
-		user_free(&u);
 	if (rc != EXIT_OK)
 		return rc;
 	char when[40];
@@ -473,11 +501,14 @@ int cmd_user_restore(const struct args *a)
 		user_free(&u);
 		return EXIT_OK;
 	}
-	/* A plan without the row lock first: a person may take a while to answer. */
+	/* A plan without the row lock first: a person may take a while to
+	 * answer. On the database of the account's records. */
 	struct plans ps = { 0 };
+	db_use(records_place(&u));
 	rc = check_whole(&u, collection, as_of);
 	if (rc == EXIT_OK && (dry_run || !has_opt(a, OPT_YES)))
 		rc = make_plans(&u, collection, as_of, keep_newer, &ps);
+	db_use(DB_ACCOUNTS);
 	if (rc == EXIT_OK && (dry_run || !has_opt(a, OPT_YES))) {
 		printf("restoring %s%s%s as of %s would do:\n", u.username,
 		       collection ? " collection " : "", collection ? collection : "",

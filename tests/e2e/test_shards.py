@@ -380,3 +380,21 @@ def test_deleting_an_account_mid_move_leaves_no_copy_behind():
     r = request("DELETE", f"user/1.0/{user}", user=user, password=pw, port=shard()["port"])
     assert r.status == 200, (r.status, r.body)
     assert (records_on("here", uid), records_on("n2", uid)) == (0, 0)
+
+
+def test_user_history_and_restore_work_on_a_node():
+    user, pw, uid = new_user("shhist", shard()["node"])
+    r = post(user, pw, "bookmarks", [{"id": f"b{i}", "payload": f"first {i}"} for i in range(10)])
+    assert r.status == 200
+    first = r.json()["modified"]
+    time.sleep(0.05)
+    assert post(user, pw, "bookmarks", [{"id": f"b{i}", "payload": f"second {i}"}
+                                        for i in range(5)]).status == 200
+    history = json.loads(admin("user", "history", user, "--json").stdout)
+    assert [(w["written"], w["replaced"]) for w in history["writes"]] == [(10, 0), (5, 5)], history
+    dry = admin("user", "restore", user, "--as-of", f"{first:.2f}", "--dry-run").stdout
+    assert "5 replaced records to put back" in dry, dry
+    admin("user", "restore", user, "--as-of", f"{first:.2f}", "--yes")
+    assert stored(user, pw, "bookmarks") == {f"b{i}": f"first {i}" for i in range(10)}
+    assert (records_on("here", uid), records_on("n2", uid)) == (0, 10)
+    assert int(node_sql(f"SELECT COUNT(*) FROM write_log WHERE user_id = {uid}")[0][0]) == 3
