@@ -96,6 +96,44 @@ static enum db_status commit_or_rollback(enum db_status st)
 	return st;
 }
 
+/*
+ * A short transaction on the account row, run again on a deadlock or a
+ * Galera certification failure (DB_RETRY): the account's own writes
+ * contend for the row, through every front-end.
+ */
+#define MOVE_ATTEMPTS 12
+typedef enum db_status (*move_txn_fn)(const char *name, struct move *m);
+
+static enum db_status run_txn(move_txn_fn fn, const char *name, struct move *m)
+{
+	enum db_status st = DB_RETRY;
+	for (int attempt = 0; attempt < MOVE_ATTEMPTS && st == DB_RETRY; attempt++) {
+		if (attempt > 0)
+			pause_ms(20 << (attempt < 5 ? attempt : 5));
+		st = fn(name, m);
+	}
+	return st;
+}
+
+/* The account's status "moving" (storage answers 503), with the phase. */
+static enum db_status freeze_once(const char *name, struct move *m)
+{
+	struct user u = { 0 };
+	enum db_status st = lock_account(name, &u);
+	int before = u.status == USER_STATUS_MOVING ? m->status_before : u.status;
+	if (st == DB_OK && u.status == USER_STATUS_ENABLED)
+		st = db_user_set_status(u.id, USER_STATUS_MOVING);
+	if (st == DB_OK)
+		st = db_move_set_phase(m->user_id, MOVE_FROZEN, before);
+	st = commit_or_rollback(st);
+	user_free(&u);
+	if (st == DB_OK) {
+		m->phase = MOVE_FROZEN;
+		m->status_before = before;
+	}
+	return st;
+}
+
 /* Phase 1 to 2: everything copied; then storage requests stop. */
 static int copy_and_freeze(const char *name, struct move *m, size_t from, size_t to,
 			   int64_t pause)
@@ -110,26 +148,16 @@ static int copy_and_freeze(const char *name, struct move *m, size_t from, size_t
 	printf("%s: copied %" PRId64 " records and %" PRId64 " history rows in %.1f s\n",
 	       name, c.records, c.history, now_seconds() - t0);
 	pause_ms(pause);
-	struct user u = { 0 };
-	st = lock_account(name, &u);
-	int before = u.status == USER_STATUS_MOVING ? m->status_before : u.status;
-	if (st == DB_OK && u.status == USER_STATUS_ENABLED)
-		st = db_user_set_status(u.id, USER_STATUS_MOVING);
-	if (st == DB_OK)
-		st = db_move_set_phase(m->user_id, MOVE_FROZEN, before);
-	st = commit_or_rollback(st);
-	user_free(&u);
+	st = run_txn(freeze_once, name, m);
 	if (st != DB_OK)
 		return db_fail(st, "freezing the account");
-	m->phase = MOVE_FROZEN;
-	m->status_before = before;
 	change_board_bump(m->user_id);
 	return EXIT_OK;
 }
 
 /* users.node becomes the target and the status what it was, in one
  * transaction with the phase. */
-static int switch_node(const char *name, struct move *m)
+static enum db_status switch_once(const char *name, struct move *m)
 {
 	struct user u = { 0 };
 	enum db_status st = lock_account(name, &u);
@@ -141,10 +169,17 @@ static int switch_node(const char *name, struct move *m)
 		st = db_move_set_phase(m->user_id, MOVE_SWITCHED, m->status_before);
 	st = commit_or_rollback(st);
 	user_free(&u);
+	if (st == DB_OK)
+		m->phase = MOVE_SWITCHED;
+	return st;
+}
+
+static int switch_node(const char *name, struct move *m)
+{
+	enum db_status st = run_txn(switch_once, name, m);
 	if (st != DB_OK)
 		return db_fail(st, "switching the account's node");
 	change_board_bump(m->user_id);
-	m->phase = MOVE_SWITCHED;
 	return EXIT_OK;
 }
 

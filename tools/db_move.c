@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util.h"
 
@@ -275,11 +276,24 @@ static const struct table tables[T__MAX] = {
 	},
 };
 
-/* Write rows [0, r->n) of t on place, in one transaction. */
-static enum db_status write_rows(size_t place, const struct table *t, int64_t user_id,
-				 const struct rows *r)
+/*
+ * Each write of a move is a short transaction of its own: one that meets a
+ * deadlock or a Galera certification failure (DB_RETRY) runs again, after
+ * a pause that doubles, at most ATTEMPTS times.
+ */
+#define ATTEMPTS 12
+
+static void pause_before(int attempt)
 {
-	size_t was = db_use(place);
+	long ms = 20L << (attempt < 5 ? attempt : 5);
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* Write rows [0, r->n) of t on the current place, in one transaction. */
+static enum db_status write_rows_once(const struct table *t, int64_t user_id,
+				      const struct rows *r)
+{
 	enum db_status st = db_begin();
 	for (size_t k = 0; k < r->n && st == DB_OK; k++) {
 		struct db_param p[MAX_COLS + 1];
@@ -292,7 +306,34 @@ static enum db_status write_rows(size_t place, const struct table *t, int64_t us
 		st = db_commit();
 	else
 		db_rollback_current();
+	return st;
+}
+
+/* Write rows [0, r->n) of t on place. */
+static enum db_status write_rows(size_t place, const struct table *t, int64_t user_id,
+				 const struct rows *r)
+{
+	size_t was = db_use(place);
+	enum db_status st = DB_RETRY;
+	for (int attempt = 0; attempt < ATTEMPTS && st == DB_RETRY; attempt++) {
+		if (attempt > 0)
+			pause_before(attempt);
+		st = write_rows_once(t, user_id, r);
+	}
 	db_use(was);
+	return st;
+}
+
+/* One statement on the current place, run again on DB_RETRY. */
+static enum db_status run_again(const char *sql, const struct db_param *p, size_t np,
+				uint64_t *affected)
+{
+	enum db_status st = DB_RETRY;
+	for (int attempt = 0; attempt < ATTEMPTS && st == DB_RETRY; attempt++) {
+		if (attempt > 0)
+			pause_before(attempt);
+		st = db_run(sql, p, np, NULL, NULL, affected);
+	}
 	return st;
 }
 
@@ -357,7 +398,7 @@ enum db_status db_move_clear(size_t place, int64_t user_id)
 		do {
 			struct db_param p[] = { DB_INT(user_id), DB_INT(BATCH) };
 			deleted = 0;
-			st = db_run(tables[t].clear, p, 2, NULL, NULL, &deleted);
+			st = run_again(tables[t].clear, p, 2, &deleted);
 		} while (st == DB_OK && deleted > 0);
 	}
 	db_use(was);
@@ -407,7 +448,7 @@ static enum db_status remove_one(size_t place, int64_t user_id, const struct row
 	size_t was = db_use(place);
 	struct db_param p[] = { DB_INT(user_id), cell_param(meta, &key[0], 0),
 				cell_param(meta, &key[1], 1) };
-	enum db_status st = db_run(reconcile_sql[WBO_DELETE_ONE], p, 3, NULL, NULL, NULL);
+	enum db_status st = run_again(reconcile_sql[WBO_DELETE_ONE], p, 3, NULL);
 	db_use(was);
 	return st;
 }
