@@ -174,12 +174,13 @@ void config_defaults(struct config *cfg)
 	cfg->metrics_token = NULL;
 }
 
-static const struct config_key *find_key(const char *name, size_t len)
+/* The key of table (n entries) called [name, name + len), or NULL. */
+static const struct config_key *find_key(const struct config_key *table, size_t n,
+					 const char *name, size_t len)
 {
-	for (size_t i = 0; i < NKEYS; i++)
-		if (strlen(config_keys[i].name) == len &&
-		    memcmp(config_keys[i].name, name, len) == 0)
-			return &config_keys[i];
+	for (size_t i = 0; i < n; i++)
+		if (strlen(table[i].name) == len && memcmp(table[i].name, name, len) == 0)
+			return &table[i];
 	return NULL;
 }
 
@@ -379,12 +380,8 @@ static int store_node_line(struct parse_at *at, const char *p, const char *key_e
 {
 	const char *name = p + 5, *dot = memchr(name, '.', (size_t)(key_end - name));
 	const char *why = NULL;
-	const struct config_key *key = NULL;
-	if (dot != NULL)
-		for (size_t i = 0; i < NNODE_KEYS && key == NULL; i++)
-			if (strlen(node_keys[i].name) == (size_t)(key_end - dot - 1) &&
-			    memcmp(node_keys[i].name, dot + 1, (size_t)(key_end - dot - 1)) == 0)
-				key = &node_keys[i];
+	const struct config_key *key =
+		dot ? find_key(node_keys, NNODE_KEYS, dot + 1, (size_t)(key_end - dot - 1)) : NULL;
 	if (key == NULL) {
 		snprintf(at->err, at->errlen,
 			 "%s:%zu: unknown key '%.*s' (a node's keys are node.NAME.url, "
@@ -422,7 +419,7 @@ static int store_line(struct parse_at *at, const char *p, const char *key_end,
 {
 	if (key_end - p > 5 && memcmp(p, "node.", 5) == 0)
 		return store_node_line(at, p, key_end, v, q);
-	const struct config_key *key = find_key(p, (size_t)(key_end - p));
+	const struct config_key *key = find_key(config_keys, NKEYS, p, (size_t)(key_end - p));
 	if (key == NULL) {
 		snprintf(at->err, at->errlen, "%s:%zu: unknown key '%.*s'", at->name,
 			 at->line_no, (int)(key_end - p > 64 ? 64 : key_end - p), p);

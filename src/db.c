@@ -179,14 +179,20 @@ static void disconnect_current(void)
 	cur->in_transaction = false;
 }
 
-void db_disconnect(void)
+/* fn on every place in turn; the current place stays. */
+static void each_place(void (*fn)(void))
 {
 	struct place *was = cur;
 	for (size_t i = 0; i < nplaces; i++) {
 		cur = &places[i];
-		disconnect_current();
+		fn();
 	}
 	cur = was;
+}
+
+void db_disconnect(void)
+{
+	each_place(disconnect_current);
 }
 
 static bool is_connection_error(unsigned int err)
@@ -500,12 +506,7 @@ void db_rollback_current(void)
 
 void db_rollback(void)
 {
-	struct place *was = cur;
-	for (size_t i = 0; i < nplaces; i++) {
-		cur = &places[i];
-		db_rollback_current();
-	}
-	cur = was;
+	each_place(db_rollback_current);
 }
 
 static MYSQL_STMT *statement_for(const char *sql, enum db_status *st)

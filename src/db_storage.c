@@ -835,3 +835,9 @@ enum db_status db_storage_delete_all(struct write_context *wc, int64_t user_id)
 	sql_free(&s);
 	return st;
 }
+
+enum db_status db_storage_forget_user(int64_t user_id)
+{
+	enum db_status st = db_storage_delete_all(NULL, user_id);
+	return st == DB_OK ? db_history_forget_user(user_id) : st;
+}

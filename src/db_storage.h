@@ -90,4 +90,9 @@ enum db_status db_storage_delete_one(struct write_context *wc, int64_t user_id,
 				     const char *collection, const char *id);
 
 enum db_status db_storage_delete_all(struct write_context *wc, int64_t user_id);
+
+/* Every row of the account's storage on this database, its records and
+ * its record history alike, kept nowhere; in the caller's transaction
+ * (deleting an account, or its copy on a storage node). */
+enum db_status db_storage_forget_user(int64_t user_id);
 #endif

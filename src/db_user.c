@@ -7,7 +7,7 @@
 
 #include "buf.h"
 #include "change_board.h"
-#include "db_history.h"
+#include "db_storage.h"
 #include "db_schema.h"
 #include "db_throttle.h"
 #include "util.h"
@@ -18,7 +18,6 @@ enum user_stmt {
 	USER_GET_EXCLUSIVE,
 	USER_EXISTS,
 	USER_INSERT,
-	USER_DELETE_RECORDS,
 	USER_DELETE,
 	USER_SET_PASSWORD,
 	USER_SET_LAST_WRITE,
@@ -81,7 +80,6 @@ static const char *const user_sql[USER_STMT__MAX] = {
 	[USER_EXISTS] = "SELECT 1 FROM users WHERE username = ?",
 	[USER_INSERT] = "INSERT INTO users (username, password_hash, email, "
 			"node, created) VALUES (?, ?, ?, ?, ?)",
-	[USER_DELETE_RECORDS] = "DELETE FROM wbo WHERE user_id = ?",
 	[USER_DELETE] = "DELETE FROM users WHERE id = ?",
 	[USER_SET_PASSWORD] = "UPDATE users SET password_hash = ? WHERE id = ?",
 	[USER_SET_LAST_WRITE] = "UPDATE users SET last_write = ? WHERE id = ?",
@@ -110,6 +108,11 @@ static const char *const user_sql[USER_STMT__MAX] = {
 			 "ON DUPLICATE KEY UPDATE mac = VALUES(mac), made = VALUES(made)",
 	[VERIFIER_DELETE] = "DELETE FROM login_verifiers WHERE user_id = ?",
 };
+
+bool user_node_equal(const char *a, const char *b)
+{
+	return (a == NULL || b == NULL) ? a == b : strcmp(a, b) == 0;
+}
 
 static char *dup_value(const struct db_value *v)
 {
@@ -309,9 +312,7 @@ static enum db_status forget_verifier(int64_t id)
 enum db_status db_user_delete(int64_t id)
 {
 	struct db_param p[] = { DB_INT(id) };
-	enum db_status st = db_run(user_sql[USER_DELETE_RECORDS], p, 1, NULL, NULL, NULL);
-	if (st == DB_OK)
-		st = db_history_forget_user(id);
+	enum db_status st = db_storage_forget_user(id);
 	if (st == DB_OK)
 		st = forget_verifier(id);
 	if (st != DB_OK)

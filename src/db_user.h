@@ -33,6 +33,9 @@ struct user {
 	int64_t created;
 };
 
+/* Do two users.node values name the same node (NULL: public_url)? */
+bool user_node_equal(const char *a, const char *b);
+
 enum user_lock {
 	USER_LOCK_NONE,
 	USER_LOCK_SHARED,    /* waits for a writer of this user to finish */

@@ -2,7 +2,6 @@
 #include "storage_place.h"
 
 #include "db.h"
-#include "db_history.h"
 #include "db_storage.h"
 #include "handler.h"
 #include "log.h"
@@ -45,9 +44,7 @@ static enum db_status forget_on(size_t place, int64_t user_id)
 	size_t was = db_use(place);
 	enum db_status st = db_begin();
 	if (st == DB_OK)
-		st = db_storage_delete_all(NULL, user_id);
-	if (st == DB_OK)
-		st = db_history_forget_user(user_id);
+		st = db_storage_forget_user(user_id);
 	if (st == DB_OK)
 		st = db_commit();
 	else

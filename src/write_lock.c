@@ -13,11 +13,6 @@
 #include "log.h"
 #include "util.h"
 
-static bool same_node(const char *a, const char *b)
-{
-	return (a == NULL || b == NULL) ? a == b : strcmp(a, b) == 0;
-}
-
 /* The row now, locked: still the account the login checked, enabled, with
  * the password hash verified then, on the same storage node? 0, or the
  * status answered. The row is in the account database, whatever place
@@ -28,7 +23,7 @@ static int recheck(struct request *req, struct response *resp, struct user *now)
 	enum db_status st = db_user_get(req->user->username, USER_LOCK_EXCLUSIVE, now);
 	db_use(place);
 	if (st == DB_OK && (now->status == USER_STATUS_MOVING ||
-			    !same_node(now->node, req->user->node))) {
+			    !user_node_equal(now->node, req->user->node))) {
 		log_info("account moving to another storage node during the upload: 503");
 		return resp_error(resp, 503, WEAVE_ERR_NONE);
 	}

@@ -317,6 +317,13 @@ double monotonic_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+void pause_ms(int64_t ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+	while (ms > 0 && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 static void format_duration(double seconds, char *out, size_t cap)
 {
 	int64_t s = seconds < 0 ? 0 : (int64_t)(seconds + 0.5);

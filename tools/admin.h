@@ -212,6 +212,8 @@ void progress_update(struct progress *p, int64_t done);
 void progress_end(struct progress *p);
 /* Seconds on a monotonic clock. */
 double monotonic_seconds(void);
+/* Sleep ms milliseconds (signals do not cut it short). */
+void pause_ms(int64_t ms);
 
 /* ---- handlers ----------------------------------------------------------------- */
 

@@ -181,9 +181,9 @@ static enum db_status backup_account(struct backup_ctx *b, const struct user *u)
 	size_t was = db_use(records_place(u));
 	enum db_status st = b->failed ? DB_OK : db_admin_export(u->id, record_out, b);
 	if (st == DB_OK && !b->failed)
-		st = backup_db_versions(u->id, version_out, b);
+		st = backup_db_versions(u->id, INT64_MIN, version_out, b);
 	if (st == DB_OK && !b->failed)
-		st = backup_db_writes(u->id, write_out, b);
+		st = backup_db_writes(u->id, INT64_MIN, write_out, b);
 	if (st == DB_OK && !b->failed)
 		st = backup_db_usage(u->id, &bytes, &since);
 	db_use(was);

@@ -5,6 +5,7 @@ enum backup_stmt {
 	VERSIONS,
 	WRITES,
 	USAGE,
+	NEWEST,
 	COUNT_ROWS,
 	PUT_VERSION,
 	PUT_WRITE,
@@ -16,10 +17,13 @@ enum backup_stmt {
 static const char *const backup_sql[BACKUP_STMT__MAX] = {
 	[VERSIONS] = "SELECT collection, id, parentid, predecessorid, sortindex, modified, "
 		     "payload, expires, replaced FROM wbo_history WHERE user_id = ? "
-		     "ORDER BY replaced, collection, id",
+		     "AND replaced > ? ORDER BY replaced, collection, id",
 	[WRITES] = "SELECT stamp, collection, previous, written, replaced, deleted, bytes, "
-		   "agent FROM write_log WHERE user_id = ? ORDER BY stamp, collection",
+		   "agent FROM write_log WHERE user_id = ? AND stamp > ? "
+		   "ORDER BY stamp, collection",
 	[USAGE] = "SELECT bytes, since FROM history_usage WHERE user_id = ?",
+	[NEWEST] = "SELECT (SELECT MAX(replaced) FROM wbo_history WHERE user_id = ?), "
+		   "(SELECT MAX(stamp) FROM write_log WHERE user_id = ?)",
 	[COUNT_ROWS] = "SELECT (SELECT COUNT(*) FROM wbo) + (SELECT COUNT(*) FROM wbo_history) "
 		       "+ (SELECT COUNT(*) FROM write_log)",
 	[PUT_VERSION] = "INSERT INTO wbo_history (user_id, collection, id, replaced, parentid, "
@@ -65,11 +69,12 @@ static int version_row(void *ctx, const struct db_value *row, size_t ncols)
 	return c->fn(c->ctx, &v);
 }
 
-enum db_status backup_db_versions(int64_t user_id, backup_version_fn fn, void *ctx)
+enum db_status backup_db_versions(int64_t user_id, int64_t after, backup_version_fn fn,
+				  void *ctx)
 {
 	struct version_ctx c = { fn, ctx };
-	struct db_param p[] = { DB_INT(user_id) };
-	return db_run(backup_sql[VERSIONS], p, 1, version_row, &c, NULL);
+	struct db_param p[] = { DB_INT(user_id), DB_INT(after) };
+	return db_run(backup_sql[VERSIONS], p, 2, version_row, &c, NULL);
 }
 
 struct write_ctx {
@@ -96,11 +101,31 @@ static int write_row(void *ctx, const struct db_value *row, size_t ncols)
 	return c->fn(c->ctx, &w);
 }
 
-enum db_status backup_db_writes(int64_t user_id, backup_write_fn fn, void *ctx)
+enum db_status backup_db_writes(int64_t user_id, int64_t after, backup_write_fn fn,
+				void *ctx)
 {
 	struct write_ctx c = { fn, ctx };
-	struct db_param p[] = { DB_INT(user_id) };
-	return db_run(backup_sql[WRITES], p, 1, write_row, &c, NULL);
+	struct db_param p[] = { DB_INT(user_id), DB_INT(after) };
+	return db_run(backup_sql[WRITES], p, 2, write_row, &c, NULL);
+}
+
+static int newest_row(void *ctx, const struct db_value *row, size_t ncols)
+{
+	int64_t *out = ctx;
+	(void)ncols;
+	out[0] = row[0].is_null ? INT64_MIN : row[0].i;
+	out[1] = row[1].is_null ? INT64_MIN : row[1].i;
+	return 1;
+}
+
+enum db_status backup_db_newest(int64_t user_id, int64_t *replaced, int64_t *stamp)
+{
+	int64_t out[2] = { INT64_MIN, INT64_MIN };
+	struct db_param p[] = { DB_INT(user_id), DB_INT(user_id) };
+	enum db_status st = db_run(backup_sql[NEWEST], p, 2, newest_row, out, NULL);
+	*replaced = out[0];
+	*stamp = out[1];
+	return st;
 }
 
 struct usage_ctx {

@@ -36,10 +36,19 @@ struct backup_write {
 typedef int (*backup_version_fn)(void *ctx, const struct backup_version *v);
 typedef int (*backup_write_fn)(void *ctx, const struct backup_write *w);
 
-/* Each kept version of the account, by write then collection and id. */
-enum db_status backup_db_versions(int64_t user_id, backup_version_fn fn, void *ctx);
-/* Each logged write of the account, oldest first. */
-enum db_status backup_db_writes(int64_t user_id, backup_write_fn fn, void *ctx);
+/* Each kept version of the account replaced after `after` (INT64_MIN:
+ * all), by write then collection and id. */
+enum db_status backup_db_versions(int64_t user_id, int64_t after, backup_version_fn fn,
+				  void *ctx);
+/* Each logged write of the account stamped after `after` (INT64_MIN:
+ * all), oldest first. */
+enum db_status backup_db_writes(int64_t user_id, int64_t after, backup_write_fn fn,
+				void *ctx);
+/* The account's newest kept version's `replaced` and newest logged
+ * write's stamp; INT64_MIN for none. (A write keeps its versions and log
+ * rows in one transaction, so rows after these are exactly the writes a
+ * copy lacks: weave-admin user move.) */
+enum db_status backup_db_newest(int64_t user_id, int64_t *replaced, int64_t *stamp);
 /* The account's history_usage row: DB_NOT_FOUND when it has none. */
 enum db_status backup_db_usage(int64_t user_id, int64_t *bytes, int64_t *since);
 /* Every row of wbo, wbo_history and write_log, for the progress total. */

@@ -39,13 +39,6 @@
 /* The API's id rule (validate_wbo_id), as a refusal says it. */
 #define ID_RULE "must be 1-64 printable ASCII bytes without '/' or ','"
 
-static void pause_ms(int64_t ms)
-{
-	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 /* ---- purge ----------------------------------------------------------------- */
 
 /*

@@ -31,28 +31,9 @@
  * about a second; five leave room). */
 #define MOVE_SETTLE_SECONDS 5
 
-static bool same_node(const char *a, const char *b)
-{
-	return (a == NULL || b == NULL) ? a == b : strcmp(a, b) == 0;
-}
-
 static const char *node_text(const char *node)
 {
 	return node == NULL ? "default (public_url)" : node;
-}
-
-static double now_seconds(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void pause_ms(int64_t ms)
-{
-	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
-	while (ms > 0 && nanosleep(&ts, &ts) != 0) {
-	}
 }
 
 /*
@@ -96,28 +77,18 @@ static enum db_status commit_or_rollback(enum db_status st)
 	return st;
 }
 
-/*
- * A short transaction on the account row, run again on a deadlock or a
- * Galera certification failure (DB_RETRY): the account's own writes
- * contend for the row, through every front-end.
- */
-#define MOVE_ATTEMPTS 12
-typedef enum db_status (*move_txn_fn)(const char *name, struct move *m);
+/* The account and its move, for the steps below (db_move_retry()). */
+struct account_move {
+	const char *name;
+	struct move *m;
+};
 
-static enum db_status run_txn(move_txn_fn fn, const char *name, struct move *m)
+/* The account's status "moving" (storage answers 503), with the phase:
+ * a step of db_move_retry(). */
+static enum db_status freeze_once(void *ctx)
 {
-	enum db_status st = DB_RETRY;
-	for (int attempt = 0; attempt < MOVE_ATTEMPTS && st == DB_RETRY; attempt++) {
-		if (attempt > 0)
-			pause_ms(20 << (attempt < 5 ? attempt : 5));
-		st = fn(name, m);
-	}
-	return st;
-}
-
-/* The account's status "moving" (storage answers 503), with the phase. */
-static enum db_status freeze_once(const char *name, struct move *m)
-{
+	const char *name = ((struct account_move *)ctx)->name;
+	struct move *m = ((struct account_move *)ctx)->m;
 	struct user u = { 0 };
 	enum db_status st = lock_account(name, &u);
 	int before = u.status == USER_STATUS_MOVING ? m->status_before : u.status;
@@ -139,16 +110,16 @@ static int copy_and_freeze(const char *name, struct move *m, size_t from, size_t
 			   int64_t pause)
 {
 	struct move_counts c = { 0 };
-	double t0 = now_seconds();
+	double t0 = monotonic_seconds();
 	enum db_status st = db_move_clear(to, m->user_id);
 	if (st == DB_OK)
 		st = db_move_copy(from, to, m->user_id, &c);
 	if (st != DB_OK)
 		return db_fail(st, "copying the records");
 	printf("%s: copied %" PRId64 " records and %" PRId64 " history rows in %.1f s\n",
-	       name, c.records, c.history, now_seconds() - t0);
+	       name, c.records, c.history, monotonic_seconds() - t0);
 	pause_ms(pause);
-	st = run_txn(freeze_once, name, m);
+	st = db_move_retry(freeze_once, &(struct account_move){ name, m });
 	if (st != DB_OK)
 		return db_fail(st, "freezing the account");
 	change_board_bump(m->user_id);
@@ -156,9 +127,11 @@ static int copy_and_freeze(const char *name, struct move *m, size_t from, size_t
 }
 
 /* users.node becomes the target and the status what it was, in one
- * transaction with the phase. */
-static enum db_status switch_once(const char *name, struct move *m)
+ * transaction with the phase: a step of db_move_retry(). */
+static enum db_status switch_once(void *ctx)
 {
+	const char *name = ((struct account_move *)ctx)->name;
+	struct move *m = ((struct account_move *)ctx)->m;
 	struct user u = { 0 };
 	enum db_status st = lock_account(name, &u);
 	if (st == DB_OK)
@@ -176,7 +149,7 @@ static enum db_status switch_once(const char *name, struct move *m)
 
 static int switch_node(const char *name, struct move *m)
 {
-	enum db_status st = run_txn(switch_once, name, m);
+	enum db_status st = db_move_retry(switch_once, &(struct account_move){ name, m });
 	if (st != DB_OK)
 		return db_fail(st, "switching the account's node");
 	change_board_bump(m->user_id);
@@ -188,7 +161,7 @@ static int finish_copy_and_switch(const char *name, struct move *m, size_t from,
 				  int64_t pause)
 {
 	struct move_counts c = { 0 };
-	double t0 = now_seconds();
+	double t0 = monotonic_seconds();
 	pause_ms(pause);
 	enum db_status st = db_move_reconcile(from, to, m->user_id, &c);
 	if (st != DB_OK)
@@ -197,7 +170,7 @@ static int finish_copy_and_switch(const char *name, struct move *m, size_t from,
 	if (rc == EXIT_OK)
 		printf("%s: switched to %s after %" PRId64 " changed and %" PRId64
 		       " deleted records (storage answered 503 for %.2f s)\n",
-		       name, node_text(m->target), c.records, c.removed, now_seconds() - t0);
+		       name, node_text(m->target), c.records, c.removed, monotonic_seconds() - t0);
 	return rc;
 }
 
@@ -230,7 +203,7 @@ static int open_move(const struct user *u, const char *target, struct move *m, b
 	*fresh = false;
 	enum db_status st = db_move_get(u->id, m);
 	if (st == DB_OK) {
-		if (!same_node(m->target, target))
+		if (!user_node_equal(m->target, target))
 			return fail(EXIT_FAILED,
 				    "%s has an unfinished move to %s: run 'weave-admin user "
 				    "move %s --to %s' to finish it first",
@@ -261,7 +234,7 @@ static int move_account(const char *name, const char *target, int64_t pause)
 		return rc;
 	struct move m = { 0 };
 	bool fresh = false;
-	if (same_node(u.node, target) && db_move_get(u.id, &m) == DB_NOT_FOUND) {
+	if (user_node_equal(u.node, target) && db_move_get(u.id, &m) == DB_NOT_FOUND) {
 		printf("%s: on %s already\n", u.username, node_text(target));
 		user_free(&u);
 		return EXIT_OK;
@@ -368,7 +341,7 @@ int cmd_node_drain(const struct args *a)
 		rc = target_arg(a->pos[0], &node);
 	if (rc == EXIT_OK && has_opt(a, OPT_TO))
 		rc = target_arg(a->opt[OPT_TO], &fixed);
-	if (rc == EXIT_OK && has_opt(a, OPT_TO) && same_node(node, fixed))
+	if (rc == EXIT_OK && has_opt(a, OPT_TO) && user_node_equal(node, fixed))
 		rc = usage_error("--to names the node being drained");
 	/* No new accounts there meanwhile (a node of the node list). */
 	if (rc == EXIT_OK && node != NULL && db_node_set_capacity(node, 0) == DB_OK)
@@ -383,7 +356,7 @@ int cmd_node_drain(const struct args *a)
 		char *target = fixed ? xstrdup(fixed) : NULL;
 		if (fixed == NULL) {
 			st = db_node_pick(&target);
-			if (st == DB_OK && same_node(target, node))
+			if (st == DB_OK && user_node_equal(target, node))
 				st = DB_NOT_FOUND;
 			if (st != DB_OK) {
 				rc = st == DB_NOT_FOUND

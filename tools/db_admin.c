@@ -19,6 +19,7 @@ enum admin_stmt {
 	COUNT_EXPIRED_USER,
 	PURGE_BATCH,
 	EXPORT_RECORDS,
+	EXPORT_ONE,
 	COUNT_RECORDS,
 	SCHEMA_RECORD,
 	SCHEMA_TABLES,
@@ -29,6 +30,10 @@ enum admin_stmt {
 #define NODE_COLUMNS \
 	"SELECT n.url, n.capacity, COUNT(u.id), n.created FROM nodes n " \
 	"LEFT JOIN users u ON u.node = n.url "
+
+/* A struct db_record's columns, in export_row()'s order. */
+#define RECORD_COLUMNS \
+	"collection, id, parentid, predecessorid, sortindex, modified, payload, expires"
 
 static const char *const admin_sql[ADMIN_STMT__MAX] = {
 	[NODE_ADD] = "INSERT INTO nodes (url, capacity, created) VALUES (?, ?, ?)",
@@ -50,9 +55,10 @@ static const char *const admin_sql[ADMIN_STMT__MAX] = {
 	[COUNT_EXPIRED_USER] = "SELECT COUNT(*) FROM wbo WHERE user_id = ? AND expires <= ?",
 	/* Through the by_expires index; the statement is its own short transaction. */
 	[PURGE_BATCH] = "DELETE FROM wbo WHERE expires <= ? LIMIT ?",
-	[EXPORT_RECORDS] =
-		"SELECT collection, id, parentid, predecessorid, sortindex, modified, "
-		"payload, expires FROM wbo WHERE user_id = ? ORDER BY collection, id",
+	[EXPORT_RECORDS] = "SELECT " RECORD_COLUMNS " FROM wbo WHERE user_id = ? "
+			   "ORDER BY collection, id",
+	[EXPORT_ONE] = "SELECT " RECORD_COLUMNS " FROM wbo WHERE user_id = ? "
+		       "AND collection = ? AND id = ?",
 	[COUNT_RECORDS] = "SELECT COUNT(*) FROM wbo WHERE user_id = ?",
 	[SCHEMA_RECORD] = "INSERT INTO weave_schema (version, installed) VALUES (?, ?)",
 	[SCHEMA_TABLES] = "SELECT table_name FROM information_schema.tables "
@@ -267,6 +273,14 @@ enum db_status db_admin_export(int64_t user_id, db_record_row_fn fn, void *ctx)
 	struct export_ctx e = { fn, ctx };
 	struct db_param p[] = { DB_INT(user_id) };
 	return db_run(admin_sql[EXPORT_RECORDS], p, 1, export_row, &e, NULL);
+}
+
+enum db_status db_admin_export_one(int64_t user_id, const char *collection, const char *id,
+				   db_record_row_fn fn, void *ctx)
+{
+	struct export_ctx e = { fn, ctx };
+	struct db_param p[] = { DB_INT(user_id), DB_CSTR(collection), DB_CSTR(id) };
+	return db_run(admin_sql[EXPORT_ONE], p, 3, export_row, &e, NULL);
 }
 
 enum db_status db_admin_count_records(int64_t user_id, int64_t *count)

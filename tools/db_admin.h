@@ -99,6 +99,9 @@ typedef int (*db_record_row_fn)(void *ctx, const struct db_record *r);
 
 /* Every record of the user, expired ones included, by collection then id. */
 enum db_status db_admin_export(int64_t user_id, db_record_row_fn fn, void *ctx);
+/* The user's record (collection, id), if there is one (fn not called). */
+enum db_status db_admin_export_one(int64_t user_id, const char *collection, const char *id,
+				   db_record_row_fn fn, void *ctx);
 /* How many rows db_admin_export() would give. */
 enum db_status db_admin_count_records(int64_t user_id, int64_t *count);
 

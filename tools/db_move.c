@@ -1,16 +1,20 @@
 /* db_move.c - the moves table and the copy of an account's rows between places (db_move.h). */
 #include "db_move.h"
 
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "admin_backup_db.h"
+#include "buf.h"
+#include "db_admin.h"
+#include "db_storage.h"
 #include "util.h"
 
+/* Rows per transaction on the target. */
 #define BATCH 500
-#define MAX_COLS 10
-#define MAX_KEY 3
 
 /* ---- the moves table ----------------------------------------------------------- */
 
@@ -84,224 +88,146 @@ enum db_status db_move_finish(int64_t user_id)
 	return db_run(move_sql[MOVE_FINISH], p, 1, NULL, NULL, NULL);
 }
 
-/* ---- rows held between two places ---------------------------------------------- */
+/* ---- retries ------------------------------------------------------------------- */
 
-/* One column of a row read on one place, kept to be written on another. */
-struct cell {
-	bool is_null;
-	int64_t i;
-	char *s;
-	size_t len;
-};
+#define ATTEMPTS 12
 
-struct rows {
-	const char *types; /* 'i' or 's' per column */
-	size_t ncols;
-	struct cell (*row)[MAX_COLS];
-	size_t n, cap;
-};
-
-static void rows_init(struct rows *r, const char *types)
+enum db_status db_move_retry(db_move_step_fn step, void *ctx)
 {
-	memset(r, 0, sizeof *r);
-	r->types = types;
-	r->ncols = strlen(types);
-}
-
-static void rows_clear(struct rows *r)
-{
-	for (size_t k = 0; k < r->n; k++)
-		for (size_t c = 0; c < r->ncols; c++)
-			free(r->row[k][c].s);
-	r->n = 0;
-}
-
-static void rows_free(struct rows *r)
-{
-	rows_clear(r);
-	free(r->row);
-	r->row = NULL;
-	r->cap = 0;
-}
-
-static int keep_row(void *ctx, const struct db_value *row, size_t ncols)
-{
-	struct rows *r = ctx;
-	if (r->n == r->cap) {
-		r->cap = r->cap ? r->cap * 2 : 64;
-		r->row = xrealloc(r->row, r->cap * sizeof *r->row);
-	}
-	struct cell *out = r->row[r->n++];
-	for (size_t c = 0; c < r->ncols && c < ncols; c++) {
-		out[c] = (struct cell){ .is_null = row[c].is_null };
-		if (row[c].is_null)
-			continue;
-		if (r->types[c] == 'i') {
-			out[c].i = row[c].i;
-		} else {
-			out[c].s = xmalloc(row[c].len + 1);
-			memcpy(out[c].s, row[c].s, row[c].len);
-			out[c].s[row[c].len] = '\0';
-			out[c].len = row[c].len;
+	enum db_status st = DB_RETRY;
+	for (int attempt = 0; attempt < ATTEMPTS && st == DB_RETRY; attempt++) {
+		if (attempt > 0) {
+			long ms = 20L << (attempt < 5 ? attempt : 5);
+			struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+			nanosleep(&ts, NULL);
 		}
+		st = step(ctx);
 	}
+	return st;
+}
+
+/* ---- an account's rows, read on one place and kept to write on another --------- */
+
+/*
+ * The readers (db_admin.h, admin_backup_db.h) hand out rows whose strings
+ * live only during their callback, and no statement may run on another
+ * place meanwhile (db.c fetches into one set of buffers): so what is read
+ * is copied here first, every string owned.
+ */
+struct kept {
+	struct db_record *records;
+	size_t nrecords, records_cap;
+	struct backup_version *versions;
+	size_t nversions, versions_cap;
+	struct backup_write *writes;
+	size_t nwrites, writes_cap;
+	char **strings;
+	size_t nstrings, strings_cap;
+};
+
+static void *grow(void *array, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return array;
+	*cap = *cap ? *cap * 2 : 64;
+	return xrealloc(array, *cap * size);
+}
+
+/* A copy of [s, s + len) that k frees; NULL stays NULL. */
+static const char *keep_string(struct kept *k, const char *s, size_t len)
+{
+	if (s == NULL)
+		return NULL;
+	k->strings = grow(k->strings, &k->strings_cap, k->nstrings, sizeof *k->strings);
+	return k->strings[k->nstrings++] = xstrndup(s, len);
+}
+
+static void keep_record_strings(struct kept *k, struct db_record *r)
+{
+	r->collection = keep_string(k, r->collection, r->collection_len);
+	r->row.id = keep_string(k, r->row.id, r->row.id_len);
+	r->row.parentid = keep_string(k, r->row.parentid, r->row.parentid_len);
+	r->row.predecessorid = keep_string(k, r->row.predecessorid, r->row.predecessorid_len);
+	r->row.payload = keep_string(k, r->row.payload, r->row.payload_len);
+}
+
+static int keep_record(void *ctx, const struct db_record *r)
+{
+	struct kept *k = ctx;
+	k->records = grow(k->records, &k->records_cap, k->nrecords, sizeof *k->records);
+	k->records[k->nrecords] = *r;
+	keep_record_strings(k, &k->records[k->nrecords++]);
 	return 0;
 }
 
-static struct db_param cell_param(const struct rows *r, const struct cell *c, size_t col)
+static int keep_version(void *ctx, const struct backup_version *v)
 {
-	if (c->is_null)
-		return DB_NULL;
-	return r->types[col] == 'i' ? DB_INT(c->i) : DB_STR(c->s ? c->s : "", c->len);
-}
-
-static bool cells_equal(const struct rows *r, const struct cell *a, const struct cell *b,
-			size_t from, size_t to)
-{
-	for (size_t c = from; c < to; c++) {
-		if (a[c].is_null != b[c].is_null)
-			return false;
-		if (a[c].is_null)
-			continue;
-		if (r->types[c] == 'i' ? a[c].i != b[c].i
-				       : a[c].len != b[c].len || memcmp(a[c].s, b[c].s, a[c].len) != 0)
-			return false;
-	}
-	return true;
-}
-
-/* Order of two rows by their first nkey columns (VARBINARY: bytes). */
-static int key_order(const struct rows *r, const struct cell *a, const struct cell *b, size_t nkey)
-{
-	for (size_t c = 0; c < nkey; c++) {
-		if (r->types[c] == 'i') {
-			if (a[c].i != b[c].i)
-				return a[c].i < b[c].i ? -1 : 1;
-			continue;
-		}
-		size_t n = a[c].len < b[c].len ? a[c].len : b[c].len;
-		int d = memcmp(a[c].s, b[c].s, n);
-		if (d != 0)
-			return d < 0 ? -1 : 1;
-		if (a[c].len != b[c].len)
-			return a[c].len < b[c].len ? -1 : 1;
-	}
+	struct kept *k = ctx;
+	k->versions = grow(k->versions, &k->versions_cap, k->nversions, sizeof *k->versions);
+	k->versions[k->nversions] = *v;
+	keep_record_strings(k, &k->versions[k->nversions++].rec);
 	return 0;
 }
 
-/* Run sql on place with params, keeping its rows in r (appended). */
-static enum db_status read_rows(size_t place, const char *sql, const struct db_param *p,
-				size_t np, struct rows *r)
+static int keep_write(void *ctx, const struct backup_write *w)
+{
+	struct kept *k = ctx;
+	k->writes = grow(k->writes, &k->writes_cap, k->nwrites, sizeof *k->writes);
+	struct backup_write *mine = &k->writes[k->nwrites++];
+	*mine = *w;
+	mine->collection = keep_string(k, w->collection, w->collection_len);
+	mine->agent = keep_string(k, w->agent, w->agent_len);
+	return 0;
+}
+
+static void kept_free(struct kept *k)
+{
+	for (size_t i = 0; i < k->nstrings; i++)
+		free(k->strings[i]);
+	free(k->strings);
+	free(k->records);
+	free(k->versions);
+	free(k->writes);
+	memset(k, 0, sizeof *k);
+}
+
+/* Read on place: the account's records (all when all), and its history
+ * rows after the given `replaced` and stamp. */
+static enum db_status read_account(size_t place, int64_t user_id, bool all,
+				   int64_t versions_after, int64_t writes_after, struct kept *k)
 {
 	size_t was = db_use(place);
-	enum db_status st = db_run(sql, p, np, keep_row, r, NULL);
+	enum db_status st = all ? db_admin_export(user_id, keep_record, k) : DB_OK;
+	if (st == DB_OK)
+		st = backup_db_versions(user_id, versions_after, keep_version, k);
+	if (st == DB_OK)
+		st = backup_db_writes(user_id, writes_after, keep_write, k);
 	db_use(was);
 	return st;
 }
 
-/* ---- the tables of an account's storage ---------------------------------------- */
+/* ---- writing them on the target, in short transactions ----------------------------- */
 
-/*
- * A table copied row by row. The selected columns (types) start with the
- * nkey columns of the key that orders the rows after user_id; upsert
- * takes user_id and then every selected column.
- */
-struct table {
-	const char *types;
-	size_t nkey;
-	const char *first;  /* user_id, limit */
-	const char *after;  /* user_id, key..., limit */
-	const char *newest; /* user_id: the greatest key (NULL: copied whole) */
-	const char *upsert;
-	const char *clear;  /* user_id, limit */
+enum part { RECORDS, VERSIONS, WRITES };
+
+/* Rows [first, first + n) of one part of k, for one transaction. */
+struct batch {
+	const struct kept *k;
+	int64_t user_id;
+	enum part part;
+	size_t first, n;
 };
 
-#define WBO_COLUMNS \
-	"collection, id, parentid, predecessorid, sortindex, modified, payload, payload_size, expires"
-#define HISTORY_COLUMNS \
-	"replaced, collection, id, parentid, predecessorid, sortindex, modified, payload, " \
-	"payload_size, expires"
-#define LOG_COLUMNS "stamp, collection, previous, written, replaced, deleted, bytes, agent"
-
-enum { T_WBO, T_HISTORY, T_LOG, T_USAGE, T__MAX };
-
-static const struct table tables[T__MAX] = {
-	[T_WBO] = {
-		.types = "ssssiisii", .nkey = 2,
-		.first = "SELECT " WBO_COLUMNS " FROM wbo WHERE user_id = ? "
-			 "ORDER BY collection, id LIMIT ?",
-		.after = "SELECT " WBO_COLUMNS " FROM wbo WHERE user_id = ? "
-			 "AND (collection, id) > (?, ?) ORDER BY collection, id LIMIT ?",
-		.upsert = "INSERT INTO wbo (user_id, " WBO_COLUMNS ") "
-			  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
-			  "parentid = VALUES(parentid), predecessorid = VALUES(predecessorid), "
-			  "sortindex = VALUES(sortindex), modified = VALUES(modified), "
-			  "payload = VALUES(payload), payload_size = VALUES(payload_size), "
-			  "expires = VALUES(expires)",
-		.clear = "DELETE FROM wbo WHERE user_id = ? LIMIT ?",
-	},
-	[T_HISTORY] = {
-		.types = "issssiisii", .nkey = 3,
-		.first = "SELECT " HISTORY_COLUMNS " FROM wbo_history WHERE user_id = ? "
-			 "ORDER BY replaced, collection, id LIMIT ?",
-		.after = "SELECT " HISTORY_COLUMNS " FROM wbo_history WHERE user_id = ? "
-			 "AND (replaced, collection, id) > (?, ?, ?) "
-			 "ORDER BY replaced, collection, id LIMIT ?",
-		.newest = "SELECT " HISTORY_COLUMNS " FROM wbo_history WHERE user_id = ? "
-			  "ORDER BY replaced DESC, collection DESC, id DESC LIMIT 1",
-		.upsert = "INSERT INTO wbo_history (user_id, " HISTORY_COLUMNS ") "
-			  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-			  "ON DUPLICATE KEY UPDATE payload = VALUES(payload)",
-		.clear = "DELETE FROM wbo_history WHERE user_id = ? LIMIT ?",
-	},
-	[T_LOG] = {
-		.types = "isiiiiis", .nkey = 2,
-		.first = "SELECT " LOG_COLUMNS " FROM write_log WHERE user_id = ? "
-			 "ORDER BY stamp, collection LIMIT ?",
-		.after = "SELECT " LOG_COLUMNS " FROM write_log WHERE user_id = ? "
-			 "AND (stamp, collection) > (?, ?) ORDER BY stamp, collection LIMIT ?",
-		.newest = "SELECT " LOG_COLUMNS " FROM write_log WHERE user_id = ? "
-			  "ORDER BY stamp DESC, collection DESC LIMIT 1",
-		.upsert = "INSERT INTO write_log (user_id, " LOG_COLUMNS ") "
-			  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-			  "ON DUPLICATE KEY UPDATE written = VALUES(written)",
-		.clear = "DELETE FROM write_log WHERE user_id = ? LIMIT ?",
-	},
-	[T_USAGE] = {
-		.types = "ii", .nkey = 0,
-		.first = "SELECT bytes, since FROM history_usage WHERE user_id = ? LIMIT ?",
-		.upsert = "INSERT INTO history_usage (user_id, bytes, since) VALUES (?, ?, ?) "
-			  "ON DUPLICATE KEY UPDATE bytes = VALUES(bytes), since = VALUES(since)",
-		.clear = "DELETE FROM history_usage WHERE user_id = ? LIMIT ?",
-	},
-};
-
-/*
- * Each write of a move is a short transaction of its own: one that meets a
- * deadlock or a Galera certification failure (DB_RETRY) runs again, after
- * a pause that doubles, at most ATTEMPTS times.
- */
-#define ATTEMPTS 12
-
-static void pause_before(int attempt)
+/* A batch in one transaction on the current place: a step of db_move_retry(). */
+static enum db_status write_batch(void *ctx)
 {
-	long ms = 20L << (attempt < 5 ? attempt : 5);
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
-
-/* Write rows [0, r->n) of t on the current place, in one transaction. */
-static enum db_status write_rows_once(const struct table *t, int64_t user_id,
-				      const struct rows *r)
-{
+	const struct batch *b = ctx;
 	enum db_status st = db_begin();
-	for (size_t k = 0; k < r->n && st == DB_OK; k++) {
-		struct db_param p[MAX_COLS + 1];
-		p[0] = DB_INT(user_id);
-		for (size_t c = 0; c < r->ncols; c++)
-			p[1 + c] = cell_param(r, &r->row[k][c], c);
-		st = db_run(t->upsert, p, 1 + r->ncols, NULL, NULL, NULL);
-	}
+	if (st == DB_OK && b->part == RECORDS)
+		st = db_admin_insert_records(b->user_id, b->k->records + b->first, b->n);
+	for (size_t i = b->first; i < b->first + b->n && st == DB_OK && b->part != RECORDS; i++)
+		st = b->part == VERSIONS ? backup_db_put_version(b->user_id, &b->k->versions[i])
+					 : backup_db_put_write(b->user_id, &b->k->writes[i]);
 	if (st == DB_OK)
 		st = db_commit();
 	else
@@ -309,206 +235,225 @@ static enum db_status write_rows_once(const struct table *t, int64_t user_id,
 	return st;
 }
 
-/* Write rows [0, r->n) of t on place. */
-static enum db_status write_rows(size_t place, const struct table *t, int64_t user_id,
-				 const struct rows *r)
+/* One part of k (count rows) written on the current place, BATCH rows a transaction. */
+static enum db_status write_part(const struct kept *k, int64_t user_id, enum part part,
+				 size_t count)
 {
-	size_t was = db_use(place);
-	enum db_status st = DB_RETRY;
-	for (int attempt = 0; attempt < ATTEMPTS && st == DB_RETRY; attempt++) {
-		if (attempt > 0)
-			pause_before(attempt);
-		st = write_rows_once(t, user_id, r);
-	}
-	db_use(was);
-	return st;
-}
-
-/* One statement on the current place, run again on DB_RETRY. */
-static enum db_status run_again(const char *sql, const struct db_param *p, size_t np,
-				uint64_t *affected)
-{
-	enum db_status st = DB_RETRY;
-	for (int attempt = 0; attempt < ATTEMPTS && st == DB_RETRY; attempt++) {
-		if (attempt > 0)
-			pause_before(attempt);
-		st = db_run(sql, p, np, NULL, NULL, affected);
-	}
-	return st;
-}
-
-/* Move r's last row into last, as its only row (its strings go along). */
-static void keep_last(struct rows *last, struct rows *r)
-{
-	if (last->cap == 0) {
-		last->cap = 1;
-		last->row = xmalloc(sizeof *last->row);
-	}
-	memcpy(last->row[0], r->row[r->n - 1], sizeof last->row[0]);
-	last->n = 1;
-	r->n--;
-}
-
-/*
- * Copy t's rows of the account from `from` to `to`, in key order,
- * starting after the key in after (a row of t, or NULL: from the first).
- */
-static enum db_status copy_table(const struct table *t, size_t from, size_t to,
-				 int64_t user_id, const struct cell *after, int64_t *copied)
-{
-	struct rows r, last;
-	rows_init(&r, t->types);
-	rows_init(&last, t->types);
 	enum db_status st = DB_OK;
-	for (;;) {
-		const struct cell *key = last.n > 0 ? last.row[0] : after;
-		struct db_param p[MAX_KEY + 2];
-		size_t np = 0;
-		p[np++] = DB_INT(user_id);
-		if (key != NULL && t->nkey > 0)
-			for (size_t c = 0; c < t->nkey; c++)
-				p[np++] = cell_param(&r, &key[c], c);
-		p[np++] = DB_INT(BATCH);
-		rows_clear(&r);
-		st = read_rows(from, key != NULL && t->nkey > 0 ? t->after : t->first, p, np, &r);
-		if (st != DB_OK || r.n == 0)
-			break;
-		st = write_rows(to, t, user_id, &r);
-		if (st != DB_OK)
-			break;
-		*copied += (int64_t)r.n;
-		if (r.n < BATCH || t->nkey == 0)
-			break;
-		/* The batch's last row is the next one's start. */
-		rows_clear(&last);
-		last.types = r.types;
-		keep_last(&last, &r);
+	for (size_t first = 0; first < count && st == DB_OK; first += BATCH) {
+		struct batch b = { k, user_id, part, first,
+				   count - first < BATCH ? count - first : BATCH };
+		st = db_move_retry(write_batch, &b);
 	}
-	rows_free(&r);
-	rows_free(&last);
+	return st;
+}
+
+/* The history usage row: the source's, or none. */
+struct usage {
+	int64_t user_id, bytes, since;
+};
+
+static enum db_status put_usage(void *ctx)
+{
+	const struct usage *u = ctx;
+	return backup_db_put_usage(u->user_id, u->bytes, u->since);
+}
+
+static enum db_status copy_usage(size_t from, size_t to, int64_t user_id)
+{
+	struct usage u = { user_id, 0, 0 };
+	size_t was = db_use(from);
+	enum db_status st = backup_db_usage(user_id, &u.bytes, &u.since);
+	db_use(to);
+	if (st == DB_OK)
+		st = db_move_retry(put_usage, &u);
+	db_use(was);
+	return st == DB_NOT_FOUND ? DB_OK : st;
+}
+
+/* k's rows written on place to, the history usage copied from from. */
+static enum db_status write_account(size_t from, size_t to, int64_t user_id,
+				    const struct kept *k, struct move_counts *c)
+{
+	size_t was = db_use(to);
+	enum db_status st = write_part(k, user_id, RECORDS, k->nrecords);
+	if (st == DB_OK)
+		st = write_part(k, user_id, VERSIONS, k->nversions);
+	if (st == DB_OK)
+		st = write_part(k, user_id, WRITES, k->nwrites);
+	db_use(was);
+	if (st == DB_OK)
+		st = copy_usage(from, to, user_id);
+	c->records += (int64_t)k->nrecords;
+	c->history += (int64_t)(k->nversions + k->nwrites);
+	return st;
+}
+
+/* ---- clear and copy ------------------------------------------------------------- */
+
+/* The account's rows on the current place: a step of db_move_retry(). */
+static enum db_status clear_once(void *ctx)
+{
+	const int64_t *user_id = ctx;
+	enum db_status st = db_begin();
+	if (st == DB_OK)
+		st = db_storage_forget_user(*user_id);
+	if (st == DB_OK)
+		st = db_commit();
+	else
+		db_rollback_current();
 	return st;
 }
 
 enum db_status db_move_clear(size_t place, int64_t user_id)
 {
 	size_t was = db_use(place);
-	enum db_status st = DB_OK;
-	for (size_t t = 0; t < T__MAX && st == DB_OK; t++) {
-		uint64_t deleted;
-		do {
-			struct db_param p[] = { DB_INT(user_id), DB_INT(BATCH) };
-			deleted = 0;
-			st = run_again(tables[t].clear, p, 2, &deleted);
-		} while (st == DB_OK && deleted > 0);
-	}
+	enum db_status st = db_move_retry(clear_once, &user_id);
 	db_use(was);
 	return st;
 }
 
 enum db_status db_move_copy(size_t from, size_t to, int64_t user_id, struct move_counts *c)
 {
-	enum db_status st = copy_table(&tables[T_WBO], from, to, user_id, NULL, &c->records);
-	for (size_t t = T_HISTORY; t < T__MAX && st == DB_OK; t++)
-		st = copy_table(&tables[t], from, to, user_id, NULL, &c->history);
+	struct kept k = { 0 };
+	enum db_status st = read_account(from, user_id, true, INT64_MIN, INT64_MIN, &k);
+	if (st == DB_OK)
+		st = write_account(from, to, user_id, &k, c);
+	kept_free(&k);
 	return st;
 }
 
 /* ---- the last changes, with the account frozen ----------------------------------- */
 
-enum reconcile_stmt { WBO_META, WBO_ONE, WBO_DELETE_ONE, RECONCILE_STMT__MAX };
-
-/* The columns compared: all of a record's but the payload's bytes. */
-#define META_TYPES "ssssiiii"
-static const char *const reconcile_sql[RECONCILE_STMT__MAX] = {
-	[WBO_META] = "SELECT collection, id, parentid, predecessorid, sortindex, modified, "
-		     "payload_size, expires FROM wbo WHERE user_id = ? ORDER BY collection, id",
-	[WBO_ONE] = "SELECT " WBO_COLUMNS " FROM wbo WHERE user_id = ? AND collection = ? "
-		    "AND id = ?",
-	[WBO_DELETE_ONE] = "DELETE FROM wbo WHERE user_id = ? AND collection = ? AND id = ?",
+/*
+ * A record's key and a signature of every column but the payload's bytes
+ * (a new payload always comes with a new modified; sortindex and ttl are
+ * compared as they are).
+ */
+struct meta {
+	char *collection, *id;
+	struct buf sig;
 };
 
-/* Copy the record keyed by key (collection, id) from `from` to `to`. */
-static enum db_status recopy(size_t from, size_t to, int64_t user_id, const struct rows *meta,
-			     const struct cell *key)
+struct metas {
+	struct meta *v;
+	size_t n, cap;
+};
+
+static const char META_SQL[] =
+	"SELECT collection, id, parentid, predecessorid, sortindex, modified, payload_size, "
+	"expires FROM wbo WHERE user_id = ? ORDER BY collection, id";
+
+static int keep_meta(void *ctx, const struct db_value *row, size_t ncols)
 {
-	struct rows r;
-	rows_init(&r, tables[T_WBO].types);
-	struct db_param p[] = { DB_INT(user_id), cell_param(meta, &key[0], 0),
-				cell_param(meta, &key[1], 1) };
-	enum db_status st = read_rows(from, reconcile_sql[WBO_ONE], p, 3, &r);
-	if (st == DB_OK && r.n == 1)
-		st = write_rows(to, &tables[T_WBO], user_id, &r);
-	rows_free(&r);
-	return st;
+	struct metas *s = ctx;
+	s->v = grow(s->v, &s->cap, s->n, sizeof *s->v);
+	struct meta *m = &s->v[s->n++];
+	m->collection = xstrndup(row[0].s, row[0].len);
+	m->id = xstrndup(row[1].s, row[1].len);
+	buf_init(&m->sig, 64 * 1024);
+	for (size_t c = 2; c < ncols; c++) {
+		const struct db_value *v = &row[c];
+		if (v->is_null) {
+			buf_puts(&m->sig, "N;");
+		} else if (v->s == NULL) {
+			buf_printf(&m->sig, "I%" PRId64 ";", v->i);
+		} else {
+			buf_printf(&m->sig, "S%zu:", v->len);
+			buf_append(&m->sig, v->s, v->len);
+		}
+	}
+	return 0;
 }
 
-static enum db_status remove_one(size_t place, int64_t user_id, const struct rows *meta,
-				 const struct cell *key)
+static void metas_free(struct metas *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].collection);
+		free(s->v[i].id);
+		buf_free(&s->v[i].sig);
+	}
+	free(s->v);
+}
+
+static enum db_status read_metas(size_t place, int64_t user_id, struct metas *s)
 {
 	size_t was = db_use(place);
-	struct db_param p[] = { DB_INT(user_id), cell_param(meta, &key[0], 0),
-				cell_param(meta, &key[1], 1) };
-	enum db_status st = run_again(reconcile_sql[WBO_DELETE_ONE], p, 3, NULL);
+	struct db_param p[] = { DB_INT(user_id) };
+	enum db_status st = db_run(META_SQL, p, 1, keep_meta, s, NULL);
 	db_use(was);
 	return st;
 }
 
-/* Both sides' records, walked together in key order. */
-static enum db_status reconcile_records(size_t from, size_t to, int64_t user_id,
-					struct move_counts *c)
+/* MariaDB's order of VARBINARY keys: bytes, then length. */
+static int key_order(const struct meta *a, const struct meta *b)
 {
-	struct rows a, b;
-	rows_init(&a, META_TYPES);
-	rows_init(&b, META_TYPES);
-	struct db_param p[] = { DB_INT(user_id) };
-	enum db_status st = read_rows(from, reconcile_sql[WBO_META], p, 1, &a);
+	int d = strcmp(a->collection, b->collection);
+	return d != 0 ? d : strcmp(a->id, b->id);
+}
+
+static bool same_columns(const struct meta *a, const struct meta *b)
+{
+	return a->sig.len == b->sig.len && memcmp(a->sig.data, b->sig.data, a->sig.len) == 0;
+}
+
+/* A record only the target has (deleted meanwhile): a step of db_move_retry(). */
+struct doomed {
+	int64_t user_id;
+	const struct meta *m;
+};
+
+static enum db_status remove_once(void *ctx)
+{
+	const struct doomed *d = ctx;
+	return db_storage_delete_one(NULL, d->user_id, d->m->collection, d->m->id);
+}
+
+/* Both sides' records walked together in key order: what differs is read
+ * again from `from` (into k), what only `to` has is deleted there. */
+static enum db_status reconcile_records(size_t from, size_t to, int64_t user_id,
+					struct kept *k, struct move_counts *c)
+{
+	struct metas a = { 0 }, b = { 0 };
+	enum db_status st = read_metas(from, user_id, &a);
 	if (st == DB_OK)
-		st = read_rows(to, reconcile_sql[WBO_META], p, 1, &b);
-	size_t i = 0, j = 0;
+		st = read_metas(to, user_id, &b);
+	size_t i = 0, j = 0, was = db_use(from);
 	while (st == DB_OK && (i < a.n || j < b.n)) {
-		int order = i == a.n ? 1 : j == b.n ? -1 : key_order(&a, a.row[i], b.row[j], 2);
-		if (order > 0) { /* only on the target: deleted meanwhile */
-			st = remove_one(to, user_id, &b, b.row[j++]);
+		int order = i == a.n ? 1 : j == b.n ? -1 : key_order(&a.v[i], &b.v[j]);
+		if (order > 0) {
+			db_use(to);
+			st = db_move_retry(remove_once, &(struct doomed){ user_id, &b.v[j++] });
+			db_use(from);
 			c->removed++;
 			continue;
 		}
-		if (order < 0 || !cells_equal(&a, a.row[i], b.row[j], 2, a.ncols)) {
-			st = recopy(from, to, user_id, &a, a.row[i]);
-			c->records++;
-		}
+		if (order < 0 || !same_columns(&a.v[i], &b.v[j]))
+			st = db_admin_export_one(user_id, a.v[i].collection, a.v[i].id, keep_record, k);
 		i++;
 		if (order == 0)
 			j++;
 	}
-	rows_free(&a);
-	rows_free(&b);
-	return st;
-}
-
-/* History rows after the newest the target has (they only grow). */
-static enum db_status copy_tail(const struct table *t, size_t from, size_t to,
-				int64_t user_id, int64_t *copied)
-{
-	struct rows newest;
-	rows_init(&newest, t->types);
-	struct db_param p[] = { DB_INT(user_id) };
-	enum db_status st = read_rows(to, t->newest, p, 1, &newest);
-	if (st == DB_OK)
-		st = copy_table(t, from, to, user_id, newest.n > 0 ? newest.row[0] : NULL,
-				copied);
-	rows_free(&newest);
+	db_use(was);
+	metas_free(&a);
+	metas_free(&b);
 	return st;
 }
 
 enum db_status db_move_reconcile(size_t from, size_t to, int64_t user_id,
 				 struct move_counts *c)
 {
-	enum db_status st = reconcile_records(from, to, user_id, c);
+	struct kept k = { 0 };
+	int64_t versions_after = INT64_MIN, writes_after = INT64_MIN;
+	size_t was = db_use(to);
+	enum db_status st = backup_db_newest(user_id, &versions_after, &writes_after);
+	db_use(was);
 	if (st == DB_OK)
-		st = copy_tail(&tables[T_HISTORY], from, to, user_id, &c->history);
+		st = reconcile_records(from, to, user_id, &k, c);
 	if (st == DB_OK)
-		st = copy_tail(&tables[T_LOG], from, to, user_id, &c->history);
+		st = read_account(from, user_id, false, versions_after, writes_after, &k);
 	if (st == DB_OK)
-		st = copy_table(&tables[T_USAGE], from, to, user_id, NULL, &c->history);
+		st = write_account(from, to, user_id, &k, c);
+	kept_free(&k);
 	return st;
 }

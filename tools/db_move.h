@@ -1,12 +1,14 @@
 /*
- * db_move.h - the SQL of 'weave-admin user move': the moves table (in the
- * account database) and the copy of one account's rows between two
- * places (db.h), for admin_move.c. No command line here.
+ * db_move.h - the data side of 'weave-admin user move': the moves table
+ * (in the account database) and the copy of one account's rows between
+ * two places (db.h), for admin_move.c. No command line here.
  *
  * An account's rows on a storage database are those of wbo (its
  * records), wbo_history, write_log and history_usage (its record
- * history). Copies go in batches, each its own short transaction on
- * the target, so a copy of a large account holds no lock for long.
+ * history). They are read and written with the statements export and
+ * backup use (db_admin.h, admin_backup_db.h), so a column added there
+ * moves too; the copy writes in batches, each its own short transaction
+ * on the target, so a large account holds no lock for long.
  */
 #ifndef WEAVE_DB_MOVE_H
 #define WEAVE_DB_MOVE_H
@@ -40,6 +42,15 @@ enum db_status db_move_get(int64_t user_id, struct move *m); /* DB_NOT_FOUND: no
 enum db_status db_move_start(const struct move *m);
 enum db_status db_move_set_phase(int64_t user_id, int phase, int status_before);
 enum db_status db_move_finish(int64_t user_id);
+
+/*
+ * Run step(ctx), a short transaction or statement of a move, again while
+ * it answers DB_RETRY (a deadlock, a Galera certification failure: the
+ * account's own writes contend with the move), after a pause that
+ * doubles from 40 ms, 12 times at most.
+ */
+typedef enum db_status (*db_move_step_fn)(void *ctx);
+enum db_status db_move_retry(db_move_step_fn step, void *ctx);
 
 /* What a copy did. */
 struct move_counts {
