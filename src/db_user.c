@@ -423,6 +423,20 @@ enum db_status db_registration_record(const char *address, int64_t now,
 	return db_run(user_sql[REGISTRATION_RECORD], p, 2, NULL, NULL, NULL);
 }
 
+static char *copy_or_null(const char *s)
+{
+	return s != NULL ? xstrdup(s) : NULL;
+}
+
+void user_copy(struct user *to, const struct user *from)
+{
+	*to = *from;
+	to->password_hash = copy_or_null(from->password_hash);
+	to->email = copy_or_null(from->email);
+	to->node = copy_or_null(from->node);
+	to->alert = copy_or_null(from->alert);
+}
+
 void user_free(struct user *u)
 {
 	free(u->password_hash);

@@ -139,6 +139,8 @@ enum db_status db_registrations_since(const char *address, int64_t since,
 enum db_status db_registration_record(const char *address, int64_t now,
 				      int64_t forget_before);
 
+/* A copy of from's row whose strings are its own (user_free() it). */
+void user_copy(struct user *to, const struct user *from);
 void user_free(struct user *u);
 
 /* ---- for weave-admin (and db_node_pick for account creation) ---------- */

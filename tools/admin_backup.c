@@ -58,12 +58,7 @@ static int keep_user(void *ctx, const struct user *u, int64_t records, int64_t b
 		b->cap = b->cap ? b->cap * 2 : 64;
 		b->users = xrealloc(b->users, b->cap * sizeof *b->users);
 	}
-	struct user *c = &b->users[b->nusers++];
-	*c = *u;
-	c->password_hash = u->password_hash ? xstrdup(u->password_hash) : NULL;
-	c->email = u->email ? xstrdup(u->email) : NULL;
-	c->node = u->node ? xstrdup(u->node) : NULL;
-	c->alert = u->alert ? xstrdup(u->alert) : NULL;
+	user_copy(&b->users[b->nusers++], u);
 	return 0;
 }
 

@@ -21,6 +21,7 @@
 #include "db_history.h"
 #include "db_storage.h"
 #include "db_throttle.h"
+#include "admin_usage.h"
 #include "db_user.h"
 #include "line_reader.h"
 #include "records.h"
@@ -319,7 +320,7 @@ int cmd_stats(const struct args *a)
 	}
 	db_use(DB_ACCOUNTS);
 	if (st == DB_OK && top > 0)
-		st = db_user_search(&f, stats_user, &s);
+		st = admin_user_search(&f, stats_user, &s);
 	if (st != DB_OK) {
 		json_object_put(s.collections);
 		json_object_put(s.largest);

@@ -10,6 +10,7 @@
 #include "auth.h"
 #include "db_admin.h"
 #include "db_throttle.h"
+#include "admin_usage.h"
 #include "db_user.h"
 #include "password.h"
 #include "storage_place.h"
@@ -250,7 +251,7 @@ int cmd_user_list(const struct args *a)
 		l.array = json_object_new_array();
 	enum db_status st = db_throttle_list(l.now, collect_locked, &l);
 	if (st == DB_OK)
-		st = db_user_search(&f, list_one, &l);
+		st = admin_user_search(&f, list_one, &l);
 	json_object_put(l.locked);
 	if (st != DB_OK) {
 		json_object_put(l.array);

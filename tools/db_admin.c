@@ -15,6 +15,7 @@ enum admin_stmt {
 	COUNT_USERS,
 	COLLECTION_STATS,
 	USER_COLLECTIONS,
+	USAGE_BY_USER,
 	COUNT_EXPIRED_ALL,
 	COUNT_EXPIRED_USER,
 	PURGE_BATCH,
@@ -51,6 +52,9 @@ static const char *const admin_sql[ADMIN_STMT__MAX] = {
 		"SELECT collection, COUNT(*), CAST(COALESCE(SUM(payload_size), 0) AS SIGNED), "
 		"MAX(modified) FROM wbo WHERE user_id = ? AND expires > ? "
 		"GROUP BY collection ORDER BY collection",
+	[USAGE_BY_USER] =
+		"SELECT user_id, COUNT(*), CAST(COALESCE(SUM(payload_size), 0) AS SIGNED) "
+		"FROM wbo WHERE expires > ? GROUP BY user_id ORDER BY user_id",
 	[COUNT_EXPIRED_ALL] = "SELECT COUNT(*) FROM wbo WHERE expires <= ?",
 	[COUNT_EXPIRED_USER] = "SELECT COUNT(*) FROM wbo WHERE user_id = ? AND expires <= ?",
 	/* Through the by_expires index; the statement is its own short transaction. */
@@ -187,6 +191,25 @@ enum db_status db_admin_collection_stats(int64_t now, db_collection_stats_fn fn,
 	struct db_param p[] = { DB_INT(now) };
 	return db_run(admin_sql[COLLECTION_STATS], p, 1, collection_stats_row, &c,
 		      NULL);
+}
+
+struct usage_ctx {
+	db_usage_fn fn;
+	void *ctx;
+};
+
+static int usage_row(void *ctx, const struct db_value *row, size_t ncols)
+{
+	struct usage_ctx *u = ctx;
+	(void)ncols;
+	return u->fn(u->ctx, row[0].i, row[1].i, row[2].i);
+}
+
+enum db_status db_admin_usage_by_user(int64_t now, db_usage_fn fn, void *ctx)
+{
+	struct usage_ctx u = { fn, ctx };
+	struct db_param p[] = { DB_INT(now) };
+	return db_run(admin_sql[USAGE_BY_USER], p, 1, usage_row, &u, NULL);
 }
 
 struct user_collection_ctx {

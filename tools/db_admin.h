@@ -53,6 +53,11 @@ typedef int (*db_collection_stats_fn)(void *ctx, const char *collection,
 enum db_status db_admin_collection_stats(int64_t now, db_collection_stats_fn fn,
 					 void *ctx);
 
+/* Per account with unexpired records on this database, by ascending id:
+ * their count and bytes. */
+typedef int (*db_usage_fn)(void *ctx, int64_t user_id, int64_t records, int64_t bytes);
+enum db_status db_admin_usage_by_user(int64_t now, db_usage_fn fn, void *ctx);
+
 /* One user's unexpired records per collection: count, bytes, newest modified. */
 typedef int (*db_user_collection_fn)(void *ctx, const char *collection,
 				     size_t len, int64_t records, int64_t bytes,

@@ -398,3 +398,28 @@ def test_user_history_and_restore_work_on_a_node():
     assert stored(user, pw, "bookmarks") == {f"b{i}": f"first {i}" for i in range(10)}
     assert (records_on("here", uid), records_on("n2", uid)) == (0, 10)
     assert int(node_sql(f"SELECT COUNT(*) FROM write_log WHERE user_id = {uid}")[0][0]) == 3
+
+
+def test_user_list_and_stats_count_an_accounts_records_on_its_node():
+    prefix = "sl" + os.urandom(3).hex()  # this test's accounts only
+    there, there_pw, _ = new_user(prefix, shard()["node"])
+    here, here_pw, _ = new_user(prefix)
+    assert post(there, there_pw, "tabs",
+                [{"id": f"t{i}", "payload": "x" * 200} for i in range(30)]).status == 200
+    assert post(here, here_pw, "tabs",
+                [{"id": f"h{i}", "payload": "y" * 10} for i in range(10)]).status == 200
+
+    def listed(*args):
+        out = admin("user", "list", "--name-like", prefix + "%", "--json", *args).stdout
+        return [(u["username"], u["records"], u["bytes"] > 0) for u in json.loads(out)]
+
+    rows = dict((name, (records, has_bytes)) for name, records, has_bytes in listed())
+    assert rows == {there: (30, True), here: (10, True)}, rows
+    # The order and the limit follow the node's figures: the larger account first.
+    assert [name for name, _, _ in listed("--sort", "usage", "--limit", "1")] == [there]
+    assert [name for name, _, _ in listed("--node", "default")] == [here]
+    largest = json.loads(admin("stats", "--top", "100000", "--json").stdout)["largest_users"]
+    mine = {u["username"]: u["records"] for u in largest if u["username"] in (there, here)}
+    assert mine == {there: 30, here: 10}, mine
+    text = admin("user", "list", "--name-like", there).stdout
+    assert f"{there} " in text and " 30 " in text, text
