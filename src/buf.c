@@ -56,17 +56,43 @@ int buf_putc(struct buf *b, char c)
 	return buf_append(b, &c, 1);
 }
 
+/* Printed straight into the room the buffer has: most prints fit, and
+ * then one pass of vsnprintf() is enough; only a longer one is measured
+ * first. On failure the text is as before. */
 int buf_vprintf(struct buf *b, const char *fmt, va_list ap)
 {
+	if (b->data == NULL && buf_reserve(b, b->max < 63 ? b->max : 63) < 0)
+		return -1;
+	size_t room = b->cap - b->len;
 	va_list copy;
 	va_copy(copy, ap);
-	int n = vsnprintf(NULL, 0, fmt, copy);
+	int n = vsnprintf(b->data + b->len, room, fmt, copy);
 	va_end(copy);
+	if (n >= 0 && (size_t)n < room) {
+		b->len += (size_t)n;
+		return 0;
+	}
+	b->data[b->len] = '\0';
 	if (n < 0 || buf_reserve(b, (size_t)n) < 0)
 		return -1;
 	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
 	b->len += (size_t)n;
 	return 0;
+}
+
+int buf_put_int(struct buf *b, int64_t v)
+{
+	char digits[24];
+	size_t at = sizeof digits;
+	/* Counted in the negative range, which holds INT64_MIN too. */
+	int64_t n = v < 0 ? v : -v;
+	do {
+		digits[--at] = (char)('0' - n % 10);
+		n /= 10;
+	} while (n != 0);
+	if (v < 0)
+		digits[--at] = '-';
+	return buf_append(b, digits + at, sizeof digits - at);
 }
 
 int buf_printf(struct buf *b, const char *fmt, ...)

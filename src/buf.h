@@ -17,6 +17,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct buf {
 	char *data;
@@ -29,6 +30,8 @@ void buf_init(struct buf *b, size_t max);
 int buf_append(struct buf *b, const void *data, size_t len);
 int buf_puts(struct buf *b, const char *s);
 int buf_putc(struct buf *b, char c);
+/* v in decimal, as "%lld" would print it, without printf's cost. */
+int buf_put_int(struct buf *b, int64_t v);
 int buf_printf(struct buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int buf_vprintf(struct buf *b, const char *fmt, va_list ap);

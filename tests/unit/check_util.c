@@ -1,5 +1,6 @@
 /* check_util.c - unit tests for src/util.c and src/buf.c. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -332,6 +333,30 @@ START_TEST(test_buf_printf)
 }
 END_TEST
 
+START_TEST(test_buf_put_int)
+{
+	static const int64_t values[] = { 0, 7, -7, 10, 200, -1234567, 1796507499,
+					  INT64_MAX, INT64_MIN };
+	char want[32];
+	struct buf b;
+	for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+		buf_init(&b, 100);
+		ck_assert_int_eq(buf_puts(&b, "n="), 0);
+		ck_assert_int_eq(buf_put_int(&b, values[i]), 0);
+		snprintf(want, sizeof want, "n=%lld", (long long)values[i]);
+		ck_assert_str_eq(b.data, want);
+		ck_assert_uint_eq(b.len, strlen(want));
+		buf_free(&b);
+	}
+	/* Past the maximum: refused, the buffer as it was. */
+	buf_init(&b, 4);
+	ck_assert_int_eq(buf_puts(&b, "ab"), 0);
+	ck_assert_int_eq(buf_put_int(&b, 123), -1);
+	ck_assert_str_eq(b.data, "ab");
+	buf_free(&b);
+}
+END_TEST
+
 START_TEST(test_buf_max)
 {
 	struct buf b;
@@ -471,6 +496,7 @@ Suite *util_suite(void)
 	tcase_add_test(tc, test_buf_empty);
 	tcase_add_test(tc, test_buf_append);
 	tcase_add_test(tc, test_buf_printf);
+	tcase_add_test(tc, test_buf_put_int);
 	tcase_add_test(tc, test_buf_max);
 	tcase_add_test(tc, test_buf_reset);
 	tcase_add_test(tc, test_buf_detach);
