@@ -29,6 +29,16 @@ static bool key_shared;
  * label, so that nothing made with one key is ever valid under the other. */
 static EVP_MAC_CTX *shared_mac;
 
+/*
+ * The name's tag: SipHash-2-4 with 128-bit output, under a key of its own
+ * (derived like the others, label NAME_KEY_LABEL). It only has to find
+ * an account's entry and, without the key, say nothing of the name: a
+ * keyed hash-table index, which SipHash was made for, at a fifth of the
+ * cost of an HMAC (1 400 instructions against 7 200, callgrind; a poll
+ * makes one). What proves a password (the verifier) stays HMAC-SHA256.
+ */
+static EVP_MAC_CTX *name_mac;
+
 /* The last name's MAC: a poll asks for it twice (its login and its
  * info/collections answer), each time a MAC. Only the name (bounded) and
  * its tag are kept: the same two words the shared file indexes by. */
@@ -41,6 +51,8 @@ static struct {
 #define CACHE_KEY_LABEL_MAX 32
 #define HOST_KEY_LABEL "cache key 1"
 #define SHARED_KEY_LABEL "shared verifier key 1"
+#define NAME_KEY_LABEL "cache name key 1"
+#define NAME_TAG_BYTES 16
 
 static int derive(const char *secret, const char *label, unsigned char key[32])
 {
@@ -63,23 +75,31 @@ static int derive(const char *secret, const char *label, unsigned char key[32])
 	return ok ? 0 : -1;
 }
 
-/* *ctx keyed with key (NULL if OpenSSL failed). */
-static void set_key(EVP_MAC_CTX **ctx, const unsigned char key[32])
+/* *ctx keyed with key under HMAC-SHA256, or SipHash-2-4 with a 128-bit
+ * tag and the key's first 16 bytes (NULL if OpenSSL failed). */
+static void set_key_of(EVP_MAC_CTX **ctx, bool siphash, const unsigned char key[32])
 {
 	char digest[] = "SHA256";
+	size_t tag = NAME_TAG_BYTES;
 	OSSL_PARAM params[] = {
-		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+		siphash ? OSSL_PARAM_construct_size_t(OSSL_MAC_PARAM_SIZE, &tag)
+			: OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
 		OSSL_PARAM_construct_end(),
 	};
-	EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+	EVP_MAC *mac = EVP_MAC_fetch(NULL, siphash ? "SIPHASH" : "HMAC", NULL);
 	EVP_MAC_CTX_free(*ctx);
 	name_memo.name[0] = '\0'; /* made under another key */
 	*ctx = mac != NULL ? EVP_MAC_CTX_new(mac) : NULL;
 	EVP_MAC_free(mac); /* the context keeps its own reference */
-	if (*ctx != NULL && EVP_MAC_init(*ctx, key, 32, params) != 1) {
+	if (*ctx != NULL && EVP_MAC_init(*ctx, key, siphash ? 16 : 32, params) != 1) {
 		EVP_MAC_CTX_free(*ctx);
 		*ctx = NULL;
 	}
+}
+
+static void set_key(EVP_MAC_CTX **ctx, const unsigned char key[32])
+{
+	set_key_of(ctx, false, key);
 }
 
 /* The database verifiers' key, from the same secret under its own label. */
@@ -108,9 +128,14 @@ int cache_key_init(const char *secret)
 			 "verified passwords for itself only (weave-admin secret makes one)");
 	if (rc == 0)
 		set_key(&keyed_mac, key);
+	if (rc == 0)
+		rc = key_shared ? derive(secret, NAME_KEY_LABEL, key)
+				: (RAND_bytes(key, 32) == 1 ? 0 : -1);
+	if (rc == 0)
+		set_key_of(&name_mac, true, key);
 	OPENSSL_cleanse(key, sizeof key);
 	set_shared_key(secret);
-	if (rc != 0 || keyed_mac == NULL) {
+	if (rc != 0 || keyed_mac == NULL || name_mac == NULL) {
 		log_error("account cache off: no key (OpenSSL failed)");
 		return -1;
 	}
@@ -136,21 +161,26 @@ struct piece {
 	size_t len;
 };
 
-static bool mac_with(EVP_MAC_CTX *c, const char *label, const struct piece *pieces,
-		     size_t n, unsigned char out[CACHE_MAC_BYTES])
+static bool mac_sized(EVP_MAC_CTX *c, const char *label, const struct piece *pieces,
+		      size_t n, unsigned char *out, size_t size)
 {
 	size_t outlen = 0;
 	bool ok = c != NULL && EVP_MAC_init(c, NULL, 0, NULL) == 1 &&
 		  field(c, label, strlen(label));
 	for (size_t i = 0; ok && i < n; i++)
 		ok = field(c, pieces[i].p, pieces[i].len);
-	ok = ok && EVP_MAC_final(c, out, &outlen, CACHE_MAC_BYTES) == 1 &&
-	     outlen == CACHE_MAC_BYTES;
+	ok = ok && EVP_MAC_final(c, out, &outlen, size) == 1 && outlen == size;
 	/* The digest state left by final is the MAC just made (a verifier
 	 * is a secret): overwrite it with the keyed start again. */
 	if (c != NULL && EVP_MAC_init(c, NULL, 0, NULL) != 1)
 		ok = false;
 	return ok;
+}
+
+static bool mac_with(EVP_MAC_CTX *c, const char *label, const struct piece *pieces,
+		     size_t n, unsigned char out[CACHE_MAC_BYTES])
+{
+	return mac_sized(c, label, pieces, n, out, CACHE_MAC_BYTES);
 }
 
 static bool mac(const char *label, const struct piece *pieces, size_t n,
@@ -161,14 +191,14 @@ static bool mac(const char *label, const struct piece *pieces, size_t n,
 
 bool cache_key_name(const char *username, uint64_t out[2])
 {
-	unsigned char m[CACHE_MAC_BYTES];
+	unsigned char m[NAME_TAG_BYTES];
 	size_t len = strlen(username);
 	if (len > 0 && strcmp(username, name_memo.name) == 0) {
 		memcpy(out, name_memo.mac, sizeof name_memo.mac);
 		return true;
 	}
 	struct piece p[] = { { username, len } };
-	if (!mac("name", p, 1, m))
+	if (!mac_sized(name_mac, "name", p, 1, m, sizeof m))
 		return false;
 	memcpy(out, m, 2 * sizeof out[0]);
 	OPENSSL_cleanse(m, sizeof m);

@@ -22,6 +22,10 @@
  * Every MAC is HMAC-SHA256 under the key over a label and fields, each
  * written as its length (8 bytes, little-endian) and then its bytes, so
  * fields cannot run into each other. Numbers are 8 bytes little-endian.
+ * The one exception is the name's tag, which only finds an entry: it is
+ * SipHash-2-4 (128 bits), the same label and fields, under a third key
+ * derived the same way (info "cache name key 1"; random with the host key
+ * when there is no cache_secret).
  */
 #ifndef WEAVE_CACHE_KEY_H
 #define WEAVE_CACHE_KEY_H
