@@ -274,7 +274,9 @@ static void set_fatal(struct migration *m, enum db_status st, const char *what)
 static void flush_batch(struct migration *m)
 {
 	if (m->nbatch > 0 && !m->dry_run && m->fatal == EXIT_OK) {
+		size_t was = db_use(m->place);
 		enum db_status st = db_admin_insert_records(m->current->id, m->batch, m->nbatch);
+		db_use(was);
 		if (st != DB_OK)
 			set_fatal(m, st, "inserting records");
 	}
@@ -350,6 +352,7 @@ static void start_user(struct migration *m, struct legacy_user *u)
 {
 	int exists = 0;
 	char *node = NULL;
+	m->place = DB_ACCOUNTS;
 	enum db_status st = db_user_exists(u->name, &exists);
 	if (st != DB_OK) {
 		set_fatal(m, st, "looking up an account");
@@ -378,6 +381,15 @@ static void start_user(struct migration *m, struct legacy_user *u)
 	}
 	if (st == DB_OK)
 		st = create_user(u, node);
+	/* The records go to the database of the node the account is on, in a
+	 * transaction there committed first, as the server's writes do
+	 * (storage_place.h); the account's own is in the account database. */
+	m->place = config_node_place(&admin_cfg, node);
+	if (st == DB_OK && m->place != DB_ACCOUNTS) {
+		db_use(m->place);
+		st = db_begin();
+		db_use(DB_ACCOUNTS);
+	}
 	free(node);
 	if (st == DB_CONFLICT) { /* created meanwhile by someone else */
 		db_rollback();
@@ -400,7 +412,12 @@ static void finish_user(struct migration *m, struct legacy_user *u)
 		return;
 	if (!m->dry_run) {
 		enum db_status st = DB_OK;
-		if (u->max_modified > 0)
+		if (m->place != DB_ACCOUNTS) {
+			db_use(m->place);
+			st = db_commit();
+			db_use(DB_ACCOUNTS);
+		}
+		if (st == DB_OK && u->max_modified > 0)
 			st = db_user_raise_last_write(u->id, u->max_modified);
 		if (st == DB_OK)
 			st = db_commit();

@@ -165,6 +165,7 @@ struct migration {
 	struct legacy_user *users;
 	size_t nusers, cap;
 	struct legacy_user *current;
+	size_t place; /* where current's records go: its node's database (db_use) */
 	struct db_record batch[DB_INSERT_CHUNK];
 	char *owned[DB_INSERT_CHUNK][5];
 	size_t nbatch, batch_bytes;

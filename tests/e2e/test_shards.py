@@ -423,3 +423,47 @@ def test_user_list_and_stats_count_an_accounts_records_on_its_node():
     assert mine == {there: 30, here: 10}, mine
     text = admin("user", "list", "--name-like", there).stdout
     assert f"{there} " in text and " 30 " in text, text
+
+
+def test_migrate_puts_records_on_the_node_it_gives_an_account():
+    """With storage nodes, migrate gives each account a node as registration
+    does, and its records must be in that node's database."""
+    import hashlib
+    import sqlite3
+    import tempfile
+    tag = os.urandom(3).hex()
+    names, pw = [f"shmig{tag}a", f"shmig{tag}b"], "an-old-password"
+    weave.PASSWORDS.append(pw)
+    kept = weave.sql("SELECT url, COALESCE(capacity, 'NULL'), created FROM nodes")
+    weave.sql("DELETE FROM nodes")
+    weave.sql(f"INSERT INTO nodes (url, capacity, created) VALUES ('{shard()['node']}', NULL, 0)")
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "weave_db")
+            db = sqlite3.connect(path)
+            db.executescript(
+                "create table wbo (username text, id text, collection text, parentid text,"
+                " predecessorid int, modified real, sortindex int, payload text,"
+                " payload_size int, ttl int, primary key (username, collection, id));"
+                "create table users (username text primary key, md5 text);")
+            for name in names:
+                db.execute("insert into users values (?, ?)",
+                           (name, hashlib.md5(pw.encode()).hexdigest()))
+                for i in range(3):
+                    db.execute("insert into wbo (username, id, collection, modified, payload,"
+                               " payload_size) values (?, ?, 'bookmarks', ?, ?, 2)",
+                               (name, f"b{i}", 1265402837.0 + i, f"p{i}"))
+            db.commit()
+            db.close()
+            out = admin("migrate", "--from", f"sqlite:{path}").stdout
+            assert "migrated 2 accounts and 6 records" in out, out
+    finally:
+        weave.sql("DELETE FROM nodes")
+        for url, capacity, created in kept:
+            weave.sql(f"INSERT INTO nodes (url, capacity, created) "
+                      f"VALUES ('{url}', {capacity}, {created})")
+    for name in names:
+        uid, node = weave.sql(f"SELECT id, node FROM users WHERE username = '{name}'")[0]
+        assert node == shard()["node"], node
+        assert (records_on("here", uid), records_on("n2", uid)) == (0, 3)
+        assert stored(name, pw, "bookmarks") == {f"b{i}": f"p{i}" for i in range(3)}
