@@ -509,6 +509,36 @@ static void to_hex(const unsigned char *m, char hex[2 * CACHE_MAC_BYTES + 1])
 }
 
 /*
+ * The name's tag: SipHash-2-4 with a 128-bit output under the first 16
+ * bytes of HKDF-SHA256(cache_secret, info "cache name key 1"), over the
+ * label and the name as length-prefixed fields. The known answer comes
+ * from a SipHash written out in /usr/bin/python3 (checked against the
+ * reference vector of the SipHash paper), so every build and host finds
+ * the entries another made, and a change of format is seen here.
+ */
+START_TEST(test_name_tag_known_answer)
+{
+	uint64_t tag[2], other[2];
+	ck_assert_int_eq(cache_key_init("0123456789abcdef-test"), 0);
+	ck_assert(cache_key_name("alice", tag));
+	ck_assert_uint_eq(tag[0], 0x04d5fb1dc3357e2aULL);
+	ck_assert_uint_eq(tag[1], 0xc0bb004e7041732eULL);
+	ck_assert(cache_key_name("alicf", other));
+	ck_assert(other[0] != tag[0] && other[1] != tag[1]);
+	/* Asked again after another name (past the one-name memo): the same. */
+	ck_assert(cache_key_name("alice", other));
+	ck_assert_mem_eq(other, tag, sizeof tag);
+	/* Another secret, or none (a random key): another tag. */
+	ck_assert_int_eq(cache_key_init("another-secret-0123"), 0);
+	ck_assert(cache_key_name("alice", other));
+	ck_assert_mem_ne(other, tag, sizeof tag);
+	ck_assert_int_eq(cache_key_init(NULL), 0);
+	ck_assert(cache_key_name("alice", other));
+	ck_assert_mem_ne(other, tag, sizeof tag);
+}
+END_TEST
+
+/*
  * The verifiers stored in the database (shared_credential.h): their own
  * key (HKDF info "shared verifier key 1"), their own label, the
  * fingerprint under that key. Known answers from /usr/bin/python3's hmac
@@ -669,6 +699,7 @@ Suite *account_cache_suite(void)
 	tcase_add_test(tc, test_answer_follows_last_write);
 	tcase_add_test(tc, test_cache_key_known_answers);
 	tcase_add_test(tc, test_shared_verifier_known_answers);
+	tcase_add_test(tc, test_name_tag_known_answer);
 	tcase_add_test(tc, test_shared_verifier_freshness);
 	tcase_add_test(tc, test_shared_credentials_setting);
 	tcase_add_test(tc, test_many_accounts_kept);
