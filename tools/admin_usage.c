@@ -46,19 +46,23 @@ static int by_id(const void *key, const void *elem)
 	return (id > other) - (id < other);
 }
 
-/* Keep a copy of the row, with the figures of the database its records are on. */
+/* Keep a copy of the row, with the figures of the database its records
+ * are on: the search's own for the account database, a node's from l. */
 static int keep_user(void *ctx, const struct user *u, int64_t records, int64_t bytes)
 {
 	struct listing *l = ctx;
-	(void)records;
-	(void)bytes;
 	if (l->n == l->cap) {
 		l->cap = l->cap ? l->cap * 2 : 256;
 		l->at = xrealloc(l->at, l->cap * sizeof *l->at);
 	}
 	struct listed *e = &l->at[l->n++];
 	user_copy(&e->u, u);
-	const struct place_usage *p = &l->places[records_place(u)];
+	e->records = records;
+	e->bytes = bytes;
+	size_t place = records_place(u);
+	if (place == DB_ACCOUNTS) /* the search's own join counted them */
+		return 0;
+	const struct place_usage *p = &l->places[place];
 	const struct usage *found = bsearch(&u->id, p->at, p->n, sizeof *p->at, by_id);
 	e->records = found ? found->records : 0;
 	e->bytes = found ? found->bytes : 0;
@@ -93,7 +97,8 @@ enum db_status admin_user_search(const struct user_filter *f, db_user_fn fn, voi
 
 	struct place_usage *usage = xcalloc(places, sizeof *usage);
 	enum db_status st = DB_OK;
-	for (size_t place = 0; place < places && st == DB_OK; place++) {
+	/* The account database's figures come with the search itself. */
+	for (size_t place = DB_ACCOUNTS + 1; place < places && st == DB_OK; place++) {
 		db_use(place);
 		st = db_admin_usage_by_user(f->now, add_usage, &usage[place]);
 	}
