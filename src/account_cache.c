@@ -277,7 +277,7 @@ void account_cache_answer_put(const struct user *u, int64_t valid_until,
 {
 	struct entry e;
 	uint64_t tag;
-	int64_t now = now_centiseconds() / 100;
+	int64_t now = now_seconds();
 	if (a->len >= BODY_BYTES || u->username[0] == '\0')
 		return; /* a rare account with very many collections: not kept */
 	find(u->username, u->id, now, &e, &tag);

@@ -101,7 +101,7 @@ static int page_local(const struct config *cfg, struct buf *b)
 	size_t png_len = 0;
 	int rc = -1;
 
-	if (captcha_new(cfg, (int64_t)time(NULL), token, sizeof token, answer,
+	if (captcha_new(cfg, now_seconds(), token, sizeof token, answer,
 			sizeof answer) < 0)
 		return -1;
 	png = captcha_image_png(answer, &png_len);

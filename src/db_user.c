@@ -258,7 +258,7 @@ enum db_status db_user_create(const char *username, const char *password_hash,
 		DB_CSTR(password_hash),
 		email ? DB_CSTR(email) : DB_NULL,
 		node ? DB_CSTR(node) : DB_NULL,
-		DB_INT(time(NULL)),
+		DB_INT(now_seconds()),
 	};
 	enum db_status st = db_run(user_sql[USER_INSERT], p, 5, NULL, NULL, NULL);
 	if (st == DB_OK && id != NULL) {

@@ -19,17 +19,6 @@
 
 static int bound = 1;
 
-/*
- * Seconds on the clock credentials are stamped with (login.c). Not
- * time(): the kernel's coarse clock behind it lags a tick at the start
- * of each second, and a credential just stamped would look a second
- * early (account_cache.h: "now >= verified") and be missed.
- */
-static int64_t now_seconds(void)
-{
-	return now_centiseconds() / 100;
-}
-
 void kdf_gate_init(int64_t max_concurrent)
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);

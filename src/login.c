@@ -334,12 +334,12 @@ static enum step verify_once(struct login *l, enum password_verdict *v)
 		verified_here = s == STEP_NEXT && right(*v);
 		if (verified_here)
 			account_cache_credential_put(l->user, c->password, c->password_len,
-						     now_centiseconds() / 100);
+						     now_seconds());
 	}
 	kdf_gate_unclaim(&claim);
 	if (verified_here && *v == PASSWORD_OK)
 		shared_credential_put(l->user, c->password, c->password_len,
-				      now_centiseconds() / 100);
+				      now_seconds());
 	return s;
 }
 
@@ -383,9 +383,9 @@ static void rehash(struct login *l)
 		free(l->user->password_hash);
 		l->user->password_hash = xstrdup(fresh);
 		account_cache_credential_put(l->user, c->password, c->password_len,
-					     now_centiseconds() / 100);
+					     now_seconds());
 		shared_credential_put(l->user, c->password, c->password_len,
-				      now_centiseconds() / 100);
+				      now_seconds());
 	}
 	OPENSSL_cleanse(fresh, sizeof fresh);
 }

@@ -126,7 +126,7 @@ int reset_send_code(const struct request *req, const struct user *u)
 		return WEAVE_ERR_NO_EMAIL;
 	if (reset_code_make(code) < 0 || reset_code_hash(code, hash) < 0)
 		return -1;
-	int64_t expires = (int64_t)time(NULL) + cfg->reset_code_lifetime;
+	int64_t expires = now_seconds() + cfg->reset_code_lifetime;
 	if (db_reset_store(u->id, hash, expires) != DB_OK)
 		return -1;
 
@@ -175,7 +175,7 @@ enum reset_redeem reset_redeem_code(struct request *req, const struct user *u,
 	unsigned char hash[32];
 	*st = DB_OK;
 	switch (throttle_code_check(req->cfg, request_client_address(req),
-				    (int64_t)time(NULL), retry_after, st)) {
+				    now_seconds(), retry_after, st)) {
 	case THROTTLE_ALLOW:
 		break;
 	case THROTTLE_DENY:
@@ -189,7 +189,7 @@ enum reset_redeem reset_redeem_code(struct request *req, const struct user *u,
 	if (u == NULL || code == NULL || reset_code_hash(code, hash) < 0)
 		*st = DB_NOT_FOUND;
 	else
-		*st = db_reset_take(u->id, hash, (int64_t)time(NULL));
+		*st = db_reset_take(u->id, hash, now_seconds());
 	OPENSSL_cleanse(hash, sizeof hash);
 	if (*st == DB_NOT_FOUND) {
 		/* Counted by gate_settle_logins() after the transaction. */

@@ -116,7 +116,7 @@ static int send_link(struct request *req, struct response *resp, const char *uid
 	int64_t retry_after;
 	enum db_status st;
 	switch (throttle_reset_request(req->cfg, name, request_client_address(req),
-				       (int64_t)time(NULL), &retry_after, &st)) {
+				       now_seconds(), &retry_after, &st)) {
 	case THROTTLE_ALLOW:
 		break;
 	case THROTTLE_DENY:

@@ -469,7 +469,7 @@ void route_dispatch(struct request *req, struct response *resp)
 	if (resolve(req, resp, &r) < 0)
 		return;
 	request_find_client(req);
-	settings_current(cfg, now_centiseconds() / 100, &ops);
+	settings_current(cfg, now_seconds(), &ops);
 	resp->backoff = ops.backoff;
 	resp->retry_after = ops.retry_after;
 	if (ops.maintenance) {

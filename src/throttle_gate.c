@@ -11,7 +11,7 @@
 int gate_address_allowed(struct request *req, enum db_status *st)
 {
 	switch (throttle_address_check(req->cfg, request_client_address(req),
-				       now_centiseconds() / 100, st)) {
+				       now_seconds(), st)) {
 	case THROTTLE_ALLOW:
 		return 1;
 	case THROTTLE_DENY:
@@ -60,7 +60,7 @@ void gate_settle_logins(struct request *req)
 		const char *address = request_client_address(req);
 		int64_t locked_until = throttle_login_failed(
 			req->cfg, req->failed_name[0] != '\0' ? req->failed_name : NULL,
-			address, now_centiseconds() / 100);
+			address, now_seconds());
 		if (req->failed_user_id != 0)
 			change_board_bump(req->failed_user_id);
 		if (locked_until > 0)
@@ -69,8 +69,8 @@ void gate_settle_logins(struct request *req)
 	if (req->succeeded_name[0] != '\0')
 		throttle_login_succeeded(req->cfg, req->succeeded_name,
 					 request_client_address(req),
-					 now_centiseconds() / 100);
+					 now_seconds());
 	if (req->reset_code_failed)
 		throttle_code_failed(req->cfg, request_client_address(req),
-				     now_centiseconds() / 100);
+				     now_seconds());
 }

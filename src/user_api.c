@@ -99,7 +99,7 @@ static int check_captcha(struct request *req, struct response *resp,
 	enum captcha_verdict v = captcha_verify(req->cfg, challenge ? challenge : "",
 						answer ? answer : "",
 						address ? address : "",
-						(int64_t)time(NULL));
+						now_seconds());
 	if (v == CAPTCHA_OK)
 		return 0;
 	log_info("registration refused: captcha %s", captcha_verdict_text(v));
@@ -112,7 +112,7 @@ static int check_captcha(struct request *req, struct response *resp,
 static int check_registration_rate(struct request *req, struct response *resp,
 				   const char *address)
 {
-	int64_t count = 0, now = (int64_t)time(NULL);
+	int64_t count = 0, now = now_seconds();
 	if (req->cfg->registration_limit <= 0)
 		return 0;
 	enum db_status st = db_registrations_since(
@@ -258,7 +258,7 @@ int user_create(struct request *req, struct response *resp)
 	if ((status = store_account(req, resp, &reg, hash)) != 0)
 		goto done;
 	if (!admin) {
-		int64_t now = (int64_t)time(NULL);
+		int64_t now = now_seconds();
 		db_registration_record(address, now, now - cfg->registration_window);
 	}
 	log_info("registered user %s%s", req->path_user, admin ? " (admin secret)" : "");
@@ -375,7 +375,7 @@ int user_request_reset(struct request *req, struct response *resp)
 	enum db_status st;
 	switch (throttle_reset_request(req->cfg, req->path_user,
 				       request_client_address(req),
-				       (int64_t)time(NULL), &retry_after, &st)) {
+				       now_seconds(), &retry_after, &st)) {
 	case THROTTLE_ALLOW:
 		break;
 	case THROTTLE_DENY:

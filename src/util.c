@@ -147,6 +147,11 @@ int64_t now_centiseconds(void)
 	return (int64_t)ts.tv_sec * 100 + ts.tv_nsec / 10000000;
 }
 
+int64_t now_seconds(void)
+{
+	return now_centiseconds() / 100;
+}
+
 void ascii_lower(char *s)
 {
 	for (; *s != '\0'; s++)

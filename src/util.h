@@ -39,6 +39,15 @@ void format_timestamp(int64_t centiseconds, char *out, size_t outlen);
 /* Wall-clock time now, in centiseconds since the epoch. */
 int64_t now_centiseconds(void);
 
+/*
+ * Wall-clock time now, in whole seconds, from the same clock as
+ * now_centiseconds(). Not time(NULL): glibc reads that from the coarse
+ * clock, which can still be in the last second when the precise one has
+ * turned, so a lock set with one and read with the other lasts a second
+ * longer than it should.
+ */
+int64_t now_seconds(void);
+
 /* Lower-case ASCII letters in place. */
 void ascii_lower(char *s);
 
