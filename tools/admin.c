@@ -137,6 +137,29 @@ size_t records_place(const struct user *u)
 	return config_node_place(&admin_cfg, u->node);
 }
 
+enum db_status records_begin(size_t place)
+{
+	db_use(place);
+	return place == DB_ACCOUNTS ? DB_OK : db_begin();
+}
+
+enum db_status records_commit(size_t place)
+{
+	enum db_status st = DB_OK;
+	if (place != DB_ACCOUNTS) {
+		db_use(place);
+		st = db_commit();
+	}
+	db_use(DB_ACCOUNTS);
+	return st;
+}
+
+void records_rollback(void)
+{
+	db_rollback();
+	db_use(DB_ACCOUNTS);
+}
+
 int node_url_normalise(const char *in, char *out, size_t cap)
 {
 	size_t len = strlen(in);

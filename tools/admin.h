@@ -159,6 +159,23 @@ int find_user(const char *name, struct user *u);
 size_t records_place(const struct user *u);
 
 /*
+ * An account's records on a storage node are written in a transaction of
+ * that node's, beside the account database's (which holds the users row
+ * lock), and the node's commits first, as the server's writes do
+ * (src/storage_place.h). For DB_ACCOUNTS each of these does nothing: the
+ * account database's own transaction holds the records.
+ *
+ * records_begin(): open the records' transaction; place is current after.
+ * records_commit(): commit it; the account database is current after,
+ * its transaction still open for the caller to finish.
+ * records_rollback(): roll back both (db_rollback() ends every place's),
+ * the account database current after.
+ */
+enum db_status records_begin(size_t place);
+enum db_status records_commit(size_t place);
+void records_rollback(void);
+
+/*
  * A storage node URL: http:// or https://, a host, printable ASCII
  * without blanks, quotes or backslashes, normalised to end in '/'.
  * 0 with out filled, or -1.

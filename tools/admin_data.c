@@ -771,16 +771,13 @@ static int import_begin(const struct user *u, bool replace, size_t *place)
 		*place = records_place(&locked);
 		user_free(&locked);
 	}
-	if (st == DB_OK && !moving && *place != DB_ACCOUNTS) {
-		db_use(*place);
-		st = db_begin();
-	}
+	if (st == DB_OK && !moving)
+		st = records_begin(*place);
 	if (st == DB_OK && !moving && replace)
 		st = db_storage_delete_all(NULL, u->id);
 	if (st == DB_OK && !moving)
 		return EXIT_OK;
-	db_use(DB_ACCOUNTS);
-	db_rollback();
+	records_rollback();
 	if (moving)
 		return fail(EXIT_FAILED, "%s is moving to another storage node: run the import "
 					 "when 'weave-admin user move' is done", u->username);
@@ -816,12 +813,8 @@ int cmd_import(const struct args *a)
 	progress_start(&p, "import", size > 0 ? "bytes" : "records", size);
 	rc = import_lines(in, &c, u.id, &p);
 	progress_end(&p);
-	if (rc == EXIT_OK && place != DB_ACCOUNTS) {
-		st = db_commit();
-		if (st != DB_OK)
-			rc = db_fail(st, "committing the records");
-	}
-	db_use(DB_ACCOUNTS);
+	if (rc == EXIT_OK && (st = records_commit(place)) != DB_OK)
+		rc = db_fail(st, "committing the records");
 	if (rc == EXIT_OK) {
 		/* New writes must be stamped above every imported record, and
 		 * the records changed (even when none came in, with --replace). */
@@ -834,7 +827,7 @@ int cmd_import(const struct args *a)
 		if (st != DB_OK)
 			rc = db_fail(st, "committing the import");
 	} else {
-		db_rollback();
+		records_rollback();
 		fprintf(stderr, "weave-admin: nothing was imported\n");
 	}
 	if (rc == EXIT_OK && !has_opt(a, OPT_QUIET))

@@ -402,14 +402,11 @@ static int lock_for_restore(const struct user *u, struct user *locked, size_t *p
 	}
 	if (st == DB_OK)
 		*place = records_place(locked);
-	if (st == DB_OK && *place != DB_ACCOUNTS) {
-		db_use(*place);
-		st = db_begin();
-	}
+	if (st == DB_OK)
+		st = records_begin(*place);
 	if (st == DB_OK)
 		return EXIT_OK;
-	db_use(DB_ACCOUNTS);
-	db_rollback();
+	records_rollback();
 	user_free(locked);
 	return st == DB_NOT_FOUND ? fail(EXIT_FAILED, "no such user: %s", u->username)
 				  : db_fail(st, "locking the account");
@@ -440,10 +437,8 @@ static int restore(const struct user *u, const char *collection, int64_t as_of,
 		if (st != DB_OK)
 			rc = db_fail(st, "restoring the records");
 	}
-	/* On a storage node the records commit first (storage_place.h). */
-	if (rc == EXIT_OK && place != DB_ACCOUNTS && (st = db_commit()) != DB_OK)
+	if (rc == EXIT_OK && (st = records_commit(place)) != DB_OK)
 		rc = db_fail(st, "committing the restored records");
-	db_use(DB_ACCOUNTS);
 	/* Every device sees the restored records as newer than its last sync;
 	 * raising last_write also tells the server's kept rows and caches. */
 	if (rc == EXIT_OK) {
@@ -454,7 +449,7 @@ static int restore(const struct user *u, const char *collection, int64_t as_of,
 			rc = db_fail(st, "committing the restore");
 	}
 	if (rc != EXIT_OK) {
-		db_rollback();
+		records_rollback();
 		fprintf(stderr, "weave-admin: nothing was restored\n");
 	} else {
 		char when[40], stamp_text[32], undo[32];

@@ -385,14 +385,13 @@ static void start_user(struct migration *m, struct legacy_user *u)
 	 * transaction there committed first, as the server's writes do
 	 * (storage_place.h); the account's own is in the account database. */
 	m->place = config_node_place(&admin_cfg, node);
-	if (st == DB_OK && m->place != DB_ACCOUNTS) {
-		db_use(m->place);
-		st = db_begin();
+	if (st == DB_OK) {
+		st = records_begin(m->place);
 		db_use(DB_ACCOUNTS);
 	}
 	free(node);
 	if (st == DB_CONFLICT) { /* created meanwhile by someone else */
-		db_rollback();
+		records_rollback();
 		u->state = LEGACY_EXISTS;
 		m->exists++;
 		m->current = NULL;
@@ -400,7 +399,7 @@ static void start_user(struct migration *m, struct legacy_user *u)
 		return;
 	}
 	if (st != DB_OK) {
-		db_rollback();
+		records_rollback();
 		set_fatal(m, st, "creating an account");
 	}
 }
@@ -411,18 +410,13 @@ static void finish_user(struct migration *m, struct legacy_user *u)
 	if (m->fatal != EXIT_OK)
 		return;
 	if (!m->dry_run) {
-		enum db_status st = DB_OK;
-		if (m->place != DB_ACCOUNTS) {
-			db_use(m->place);
-			st = db_commit();
-			db_use(DB_ACCOUNTS);
-		}
+		enum db_status st = records_commit(m->place);
 		if (st == DB_OK && u->max_modified > 0)
 			st = db_user_raise_last_write(u->id, u->max_modified);
 		if (st == DB_OK)
 			st = db_commit();
 		else
-			db_rollback();
+			records_rollback();
 		if (st != DB_OK) {
 			set_fatal(m, st, "committing an account");
 			return;
@@ -466,6 +460,10 @@ static void enter_user(struct migration *m, struct legacy_user *u)
 		m->current = u;
 		m->created--;
 		enum db_status st = m->dry_run ? DB_OK : db_begin();
+		if (st == DB_OK && !m->dry_run) {
+			st = records_begin(m->place);
+			db_use(DB_ACCOUNTS);
+		}
 		if (st != DB_OK)
 			set_fatal(m, st, "starting a transaction");
 	}

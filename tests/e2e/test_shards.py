@@ -10,11 +10,15 @@ killed (-9) in any phase is finished by running it again; 'node drain'
 empties a node; deleting an account deletes its records on its node."""
 
 import atexit
+import contextlib
+import hashlib
 import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -425,45 +429,88 @@ def test_user_list_and_stats_count_an_accounts_records_on_its_node():
     assert f"{there} " in text and " 30 " in text, text
 
 
-def test_migrate_puts_records_on_the_node_it_gives_an_account():
-    """With storage nodes, migrate gives each account a node as registration
-    does, and its records must be in that node's database."""
-    import hashlib
-    import sqlite3
-    import tempfile
-    tag = os.urandom(3).hex()
-    names, pw = [f"shmig{tag}a", f"shmig{tag}b"], "an-old-password"
-    weave.PASSWORDS.append(pw)
+@contextlib.contextmanager
+def n2_the_only_node():
+    """The nodes table names n2 alone while the block runs, so that every
+    account made then (registration, migrate) is given n2."""
     kept = weave.sql("SELECT url, COALESCE(capacity, 'NULL'), created FROM nodes")
     weave.sql("DELETE FROM nodes")
     weave.sql(f"INSERT INTO nodes (url, capacity, created) VALUES ('{shard()['node']}', NULL, 0)")
     try:
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "weave_db")
-            db = sqlite3.connect(path)
-            db.executescript(
-                "create table wbo (username text, id text, collection text, parentid text,"
-                " predecessorid int, modified real, sortindex int, payload text,"
-                " payload_size int, ttl int, primary key (username, collection, id));"
-                "create table users (username text primary key, md5 text);")
-            for name in names:
-                db.execute("insert into users values (?, ?)",
-                           (name, hashlib.md5(pw.encode()).hexdigest()))
-                for i in range(3):
-                    db.execute("insert into wbo (username, id, collection, modified, payload,"
-                               " payload_size) values (?, ?, 'bookmarks', ?, ?, 2)",
-                               (name, f"b{i}", 1265402837.0 + i, f"p{i}"))
-            db.commit()
-            db.close()
-            out = admin("migrate", "--from", f"sqlite:{path}").stdout
-            assert "migrated 2 accounts and 6 records" in out, out
+        yield
     finally:
         weave.sql("DELETE FROM nodes")
         for url, capacity, created in kept:
             weave.sql(f"INSERT INTO nodes (url, capacity, created) "
                       f"VALUES ('{url}', {capacity}, {created})")
+
+
+def migrate_from_fsyncms(users, records, expect_rc=0):
+    """weave-admin migrate from an FSyncMS SQLite file holding users (name,
+    password) and records (name, collection, id, payload), in that order."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "weave_db")
+        db = sqlite3.connect(path)
+        db.executescript(
+            "create table wbo (username text, id text, collection text, parentid text,"
+            " predecessorid int, modified real, sortindex int, payload text,"
+            " payload_size int, ttl int, primary key (username, collection, id));"
+            "create table users (username text primary key, md5 text);")
+        for name, pw in users:
+            db.execute("insert into users values (?, ?)",
+                       (name, hashlib.md5(pw.encode()).hexdigest()))
+        for i, (name, coll, rid, payload) in enumerate(records):
+            db.execute("insert into wbo (username, id, collection, modified, payload,"
+                       " payload_size) values (?, ?, ?, ?, ?, ?)",
+                       (name, rid, coll, 1265402837.0 + i, payload, len(payload)))
+        db.commit()
+        db.close()
+        p = admin("migrate", "--from", f"sqlite:{path}", check=False)
+    assert p.returncode == expect_rc, (p.returncode, p.stdout, p.stderr)
+    return p
+
+
+def test_migrate_puts_records_on_the_node_it_gives_an_account():
+    """With storage nodes, migrate gives each account a node as registration
+    does, and its records must be in that node's database."""
+    tag = os.urandom(3).hex()
+    names, pw = [f"shmig{tag}a", f"shmig{tag}b"], "an-old-password"
+    weave.PASSWORDS.append(pw)
+    with n2_the_only_node():
+        p = migrate_from_fsyncms([(n, pw) for n in names],
+                                 [(n, "bookmarks", f"b{i}", f"p{i}")
+                                  for n in names for i in range(3)])
+    assert "migrated 2 accounts and 6 records" in p.stdout, p.stdout
     for name in names:
         uid, node = weave.sql(f"SELECT id, node FROM users WHERE username = '{name}'")[0]
         assert node == shard()["node"], node
         assert (records_on("here", uid), records_on("n2", uid)) == (0, 3)
         assert stored(name, pw, "bookmarks") == {f"b{i}": f"p{i}" for i in range(3)}
+
+
+def records_of_no_account_on_n2():
+    """How many records n2 holds for user ids the account database lacks."""
+    ids = {int(r[0]) for r in weave.sql("SELECT id FROM users")}
+    return sum(int(n) for uid, n in
+               node_sql("SELECT user_id, COUNT(*) FROM wbo GROUP BY user_id")
+               if int(uid) not in ids)
+
+
+def test_migrate_leaves_nothing_of_a_failed_account_on_its_node():
+    """An account refused half-way (a record no client could read, after
+    more records than one insert takes) leaves none of its records on its
+    node, also when the next account's transaction opens there."""
+    tag = os.urandom(3).hex()
+    bad, good, pw = f"shfail{tag}a", f"shfail{tag}b", "an-old-password"
+    weave.PASSWORDS.append(pw)
+    before = records_of_no_account_on_n2()
+    records = [(bad, "bookmarks", f"b{i:02d}", f"p{i}") for i in range(40)]
+    records.append((bad, "tabs", "a/b", "p"))  # no GET or DELETE could name it
+    records += [(good, "bookmarks", f"g{i}", f"q{i}") for i in range(3)]
+    with n2_the_only_node():
+        p = migrate_from_fsyncms([(bad, pw), (good, pw)], records, expect_rc=1)
+    assert f"{bad}: NOT migrated" in p.stderr, p.stderr
+    assert "migrated 1 accounts and 3 records" in p.stdout, p.stdout
+    assert admin("user", "show", bad, check=False).returncode == 1
+    assert stored(good, pw, "bookmarks") == {f"g{i}": f"q{i}" for i in range(3)}
+    assert records_of_no_account_on_n2() == before, "the failed account's records stayed"
