@@ -1,12 +1,12 @@
 /* admin_cache.c - weave-admin cache: what the host-wide caches did. */
 #include <inttypes.h>
 #include <stdio.h>
-#include <time.h>
 
 #include <json-c/json.h>
 
 #include "admin.h"
 #include "change_board.h"
+#include "util.h"
 
 static const struct {
 	enum board_counter counter;
@@ -48,7 +48,7 @@ int cmd_cache(const struct args *a)
 			path);
 		return EXIT_FAILED;
 	}
-	int64_t now = (int64_t)time(NULL);
+	int64_t now = now_seconds();
 	if (has_opt(a, OPT_JSON)) {
 		struct json_object *o = json_object_new_object();
 		json_object_object_add(o, "file", json_object_new_string(path));

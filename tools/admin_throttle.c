@@ -3,11 +3,11 @@
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "admin.h"
 #include "client_address.h"
 #include "db_throttle.h"
+#include "util.h"
 
 static const char *kind_name(enum throttle_kind kind)
 {
@@ -129,7 +129,7 @@ static int list_row(void *ctx, enum throttle_kind kind, const char *subject,
 
 int cmd_throttle_list(const struct args *a)
 {
-	struct list_ctx l = { NULL, (int64_t)time(NULL), 0, 0 };
+	struct list_ctx l = { NULL, now_seconds(), 0, 0 };
 	if (has_opt(a, OPT_JSON))
 		l.array = json_object_new_array();
 	enum db_status st = db_throttle_list(l.now, list_row, &l);
