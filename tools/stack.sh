@@ -255,6 +255,27 @@ stack_db_password() { cat "${1:?usage: stack_db_password DIR}/db-password"; }
 
 # ---------------------------------------------------------------- config
 
+# The account cache file (the board) of the stack whose weave.conf is
+# FILE: in /dev/shm as in a deployment (weave.fcgi's default place), not
+# beside the config. On a disk's file system every page the processes
+# write to is tracked for writeback and write-protected again after it,
+# so a poll would pay page faults (and the disk its writes) that a
+# deployment never sees. One name per stack directory, so a stack made
+# again in the same place reuses its file instead of leaving another.
+stack_board_path() {
+	local dir
+	dir=$(dirname "$(realpath -m "${1:?usage: stack_board_path CONFIG_FILE}")")
+	echo "/dev/shm/weave-stack-$(printf '%s' "$dir" | md5sum | cut -c1-16)"
+}
+
+# Removes the board of the stack whose weave.conf is FILE (its processes
+# stopped first: a running one would make it anew).
+stack_board_remove() {
+	local board
+	board=$(stack_board_path "${1:?usage: stack_board_remove CONFIG_FILE}")
+	rm -f "$board" "$board.changes" "$board.metrics"
+}
+
 # Writes the weave config file. Readable by root and group www-data only: it
 # holds the database password and the FastCGI processes must read it.
 # Extra arguments are written as further lines ("key = value").
@@ -266,7 +287,7 @@ stack_write_config() {
 	local log_level=${1:-info}
 	(($#)) && shift
 	local tmp board
-	board=$(dirname "$(realpath -m "$file")")/account-cache
+	board=$(stack_board_path "$file")
 	rm -f "$board" "$board.changes" "$board.metrics"
 	install -o "$STACK_WWW_USER" -g "$STACK_WWW_USER" -m 0600 /dev/null "$board"
 	install -o "$STACK_WWW_USER" -g "$STACK_WWW_USER" -m 0600 /dev/null "$board.changes"
@@ -281,9 +302,9 @@ stack_write_config() {
 		echo "db_password = $db_password"
 		echo "public_url = $public_url"
 		echo "log_level = $log_level"
-		# The account-change board (docs/admin.md, "Kept account rows"), beside
-		# this file: made here, empty, for the FastCGI processes (www-data)
-		# to size and fill; gone with the stack's directory.
+		# The account-change board (docs/admin.md, "Kept account rows"), in
+		# /dev/shm (stack_board_path): made here, empty, for the FastCGI
+		# processes (www-data) to size and fill.
 		echo "account_cache_file = $board"
 		# Keys the account cache (docs/security.md); a new one per config.
 		echo "cache_secret = $(stack__random)"

@@ -76,7 +76,19 @@ def server_for(db):
     atexit.register(loadkit.stack_lib_run, 'stack_apache_stop "$1"', apache)
     conf = os.path.join(weave.STACK_DIR, name, "weave.conf")
     ok(conf, "db", "init")
+    # The default file is in /dev/shm, named after this run's database:
+    # removed afterwards, or every run would leave one (about 32 MiB).
+    atexit.register(remove_cache_file, conf)
     return port, conf
+
+
+def remove_cache_file(conf):
+    p = run(conf, "cache", "--json")
+    if p.returncode == 0:
+        path = json.loads(p.stdout)["file"]
+        for f in (path, path + ".changes", path + ".metrics"):
+            if os.path.exists(f):
+                os.remove(f)
 
 
 def call(method, user, password, path, body=None, port=None):
