@@ -8,10 +8,12 @@
 #include <strings.h>
 #include <pwd.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
+#include <linux/magic.h>
 #include <json-c/json.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -56,7 +58,8 @@ static void say_problem(const char *fix, const char *fmt, ...)
 static void say_warning(const char *fix, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Soon a problem (a certificate close to expiry): said, exit status 0. */
+/* Not a problem yet but worth fixing (a certificate close to expiry, the
+ * account cache on a disk): said, exit status 0. */
 static void say_warning(const char *fix, const char *fmt, ...)
 {
 	va_list ap;
@@ -247,6 +250,31 @@ static void check_shared_file(const char *conf_path, const struct apache_user *w
 		    www->name, what, file, without);
 }
 
+/*
+ * The file's folder on a memory file system: on a disk's, the kernel
+ * tracks each page the processes write for writeback and write-protects
+ * it again afterwards, so polls pay page faults and the disk takes writes
+ * for what is only a cache (docs/performance.md, "The board's file
+ * system").
+ */
+static void check_board_in_memory(const char *board)
+{
+	char dir[4096];
+	struct statfs fs;
+	snprintf(dir, sizeof dir, "%s", board);
+	char *slash = strrchr(dir, '/');
+	if (slash != NULL)
+		*slash = '\0';
+	if (statfs(dir[0] ? dir : "/", &fs) != 0 || fs.f_type == TMPFS_MAGIC ||
+	    fs.f_type == RAMFS_MAGIC)
+		return;
+	say_warning("set account_cache_file to a file in /dev/shm or /run (or leave it unset)",
+		    "the account cache file %s is on a disk's file system: the server's "
+		    "processes write to it as they answer, and each page they write then "
+		    "costs page faults and a write to the disk",
+		    board);
+}
+
 static void check_account_cache(const struct config *c, const char *path,
 				 const struct apache_user *www)
 {
@@ -259,6 +287,7 @@ static void check_account_cache(const struct config *c, const char *path,
 		say_problem("set a shorter account_cache_file", "account_cache_file is too long");
 		return;
 	}
+	check_board_in_memory(board);
 	if (www == NULL)
 		return;
 	check_shared_file(path, www, board, "account cache file",

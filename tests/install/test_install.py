@@ -411,6 +411,26 @@ def test_check_names_each_broken_setting_of_weave_conf():
     assert p.returncode == 0, p.stdout
 
 
+def test_check_warns_of_an_account_cache_file_on_a_disk():
+    """The cache file on a disk's file system works, but every page the
+    processes write is written back and faults again: check says so."""
+    original = sh(f"cat {CONF}").stdout
+    sh("install -d -o www-data -g www-data -m 700 /var/lib/weave-disk && "
+       f"echo 'account_cache_file = /var/lib/weave-disk/board' >> {CONF}")
+    try:
+        p, problems = check()
+        assert p.returncode == 0 and problems == [], p.stdout
+        assert any(line.startswith("warning: the account cache file /var/lib/weave-disk/board "
+                                   "is on a disk's file system") and "/dev/shm" in line
+                   for line in p.stdout.splitlines()), p.stdout
+    finally:
+        with open(os.path.join(box().top, "conf"), "w") as f:
+            f.write(original)
+        sh(f"cat {box().top}/conf > {CONF} && chown root:www-data {CONF} && chmod 0640 {CONF}")
+    p, problems = check()
+    assert p.returncode == 0 and "on a disk's file system" not in p.stdout, p.stdout
+
+
 def test_check_names_the_account_cache_file_of_another_user():
     board = sh("ls /dev/shm/weave-server-* | grep -Ev '\\.(changes|metrics)$'").stdout.strip()
     assert board, "no account cache file: the server never ran?"
