@@ -254,8 +254,8 @@ static void check_shared_file(const char *conf_path, const struct apache_user *w
  * The file's folder on a memory file system: on a disk's, the kernel
  * tracks each page the processes write for writeback and write-protects
  * it again afterwards, so polls pay page faults and the disk takes writes
- * for what is only a cache (docs/performance.md, "The board's file
- * system").
+ * for what is only a cache (docs/performance.md, "Session 11: the
+ * board's file system").
  */
 static void check_board_in_memory(const char *board)
 {
