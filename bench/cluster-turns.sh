@@ -41,10 +41,7 @@ cluster_turns_up() {
 cluster_cold_front() { # F CONC
 	local env=(env WEAVE_CLUSTER_DIR="$CL" WEAVE_FCGI="$BIN" WEAVE_ADMIN="$ADMIN")
 	"${env[@]}" "$ROOT/tests/cluster" kill-web "$1" >&2 || die "tests/cluster kill-web $1 failed"
-	local board
-	board=$(stack_board_path "$CL/web$1/weave.conf")
-	rm -f "$board"
-	install -o "$STACK_WWW_USER" -g "$STACK_WWW_USER" -m 0600 /dev/null "$board"
+	stack_board_new "$CL/web$1/weave.conf"
 	"${env[@]}" "$ROOT/tests/cluster" start-web "$1" >&2 || die "tests/cluster start-web $1 failed"
 	((TURN_SPAWN)) || return 0
 	RUN_NO=$((RUN_NO + 1))

@@ -210,6 +210,19 @@ static void check_settings(const struct config *c, const char *path)
 
 /* ---- the account cache file ---------------------------------------------------- */
 
+/* The folder of path ("/" for a file there, "." without any '/'). */
+static void folder_of(const char *path, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s", path);
+	char *slash = strrchr(out, '/');
+	if (slash == NULL)
+		snprintf(out, cap, ".");
+	else if (slash == out)
+		out[1] = '\0';
+	else
+		*slash = '\0';
+}
+
 static int can_open_board(void *ctx)
 {
 	const char *path = ctx;
@@ -222,12 +235,10 @@ static int can_open_board(void *ctx)
 		return -1;
 	/* Not there yet: the first process creates it in its folder. */
 	char dir[4096];
-	snprintf(dir, sizeof dir, "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (slash == NULL)
+	if (strchr(path, '/') == NULL)
 		return -1;
-	*slash = '\0';
-	return access(dir[0] ? dir : "/", W_OK | X_OK);
+	folder_of(path, dir, sizeof dir);
+	return access(dir, W_OK | X_OK);
 }
 
 /* One file the server's processes share: the Apache user opens or makes it. */
@@ -261,11 +272,8 @@ static void check_board_in_memory(const char *board)
 {
 	char dir[4096];
 	struct statfs fs;
-	snprintf(dir, sizeof dir, "%s", board);
-	char *slash = strrchr(dir, '/');
-	if (slash != NULL)
-		*slash = '\0';
-	if (statfs(dir[0] ? dir : "/", &fs) != 0 || fs.f_type == TMPFS_MAGIC ||
+	folder_of(board, dir, sizeof dir);
+	if (statfs(dir, &fs) != 0 || fs.f_type == TMPFS_MAGIC ||
 	    fs.f_type == RAMFS_MAGIC)
 		return;
 	say_warning("set account_cache_file to a file in /dev/shm or /run (or leave it unset)",

@@ -348,6 +348,15 @@ static enum db_status create_user(struct legacy_user *u, const char *node)
 }
 
 /* Open the account's transaction and create it. */
+/* The current account's records' transaction on its node (storage_place.h);
+ * the account database stays current, flush_batch() switches. */
+static enum db_status open_records(struct migration *m)
+{
+	enum db_status st = records_begin(m->place);
+	db_use(DB_ACCOUNTS);
+	return st;
+}
+
 static void start_user(struct migration *m, struct legacy_user *u)
 {
 	int exists = 0;
@@ -385,10 +394,8 @@ static void start_user(struct migration *m, struct legacy_user *u)
 	 * transaction there committed first, as the server's writes do
 	 * (storage_place.h); the account's own is in the account database. */
 	m->place = config_node_place(&admin_cfg, node);
-	if (st == DB_OK) {
-		st = records_begin(m->place);
-		db_use(DB_ACCOUNTS);
-	}
+	if (st == DB_OK)
+		st = open_records(m);
 	free(node);
 	if (st == DB_CONFLICT) { /* created meanwhile by someone else */
 		records_rollback();
@@ -460,10 +467,8 @@ static void enter_user(struct migration *m, struct legacy_user *u)
 		m->current = u;
 		m->created--;
 		enum db_status st = m->dry_run ? DB_OK : db_begin();
-		if (st == DB_OK && !m->dry_run) {
-			st = records_begin(m->place);
-			db_use(DB_ACCOUNTS);
-		}
+		if (st == DB_OK && !m->dry_run)
+			st = open_records(m);
 		if (st != DB_OK)
 			set_fatal(m, st, "starting a transaction");
 	}

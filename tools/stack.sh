@@ -268,6 +268,17 @@ stack_board_path() {
 	echo "/dev/shm/weave-stack-$(printf '%s' "$dir" | md5sum | cut -c1-16)"
 }
 
+# PATH made anew: empty, the Apache user's, mode 0600.
+stack__www_file_new() {
+	rm -f "$1" && install -o "$STACK_WWW_USER" -g "$STACK_WWW_USER" -m 0600 /dev/null "$1"
+}
+
+# The board of the stack whose weave.conf is FILE made anew, empty (the
+# first FastCGI process sizes it), as after a reboot.
+stack_board_new() {
+	stack__www_file_new "$(stack_board_path "${1:?usage: stack_board_new CONFIG_FILE}")"
+}
+
 # Removes the board of the stack whose weave.conf is FILE (its processes
 # stopped first: a running one would make it anew).
 stack_board_remove() {
@@ -288,10 +299,9 @@ stack_write_config() {
 	(($#)) && shift
 	local tmp board
 	board=$(stack_board_path "$file")
-	rm -f "$board" "$board.changes" "$board.metrics"
-	install -o "$STACK_WWW_USER" -g "$STACK_WWW_USER" -m 0600 /dev/null "$board"
-	install -o "$STACK_WWW_USER" -g "$STACK_WWW_USER" -m 0600 /dev/null "$board.changes"
-	install -o "$STACK_WWW_USER" -g "$STACK_WWW_USER" -m 0600 /dev/null "$board.metrics"
+	stack__www_file_new "$board"
+	stack__www_file_new "$board.changes"
+	stack__www_file_new "$board.metrics"
 	tmp=$(mktemp "$file.XXXXXX")
 	{
 		echo "# weave-server configuration, written by tools/stack.sh"
