@@ -95,10 +95,16 @@ CREATE TABLE IF NOT EXISTS wbo (
   PRIMARY KEY (user_id, collection, id),
   KEY by_modified (user_id, collection, modified),
   KEY by_sortindex (user_id, collection, sortindex),
-  KEY by_parentid (user_id, collection, parentid),
-  KEY by_predecessorid (user_id, collection, predecessorid),
   KEY by_expires (expires)
 ) ENGINE=InnoDB;
+-- Earlier releases kept a key for each of the parentid and predecessorid
+-- filters. No client we know sends those filters (docs/protocol.md, "What
+-- the 1.0 add-on sends"), Mozilla's later server kept no such keys, and
+-- they cost every record written two index entries (docs/performance.md,
+-- "Two keys fewer"). Such a filter still works: it reads the collection's
+-- rows through the primary key. Dropping a key is instant, and so is this
+-- statement once they are gone.
+ALTER TABLE wbo DROP INDEX IF EXISTS by_parentid, DROP INDEX IF EXISTS by_predecessorid;
 
 -- Challenges that already verified once (captcha.c), kept until they expire.
 CREATE TABLE IF NOT EXISTS captcha_used (nonce VARBINARY(16) NOT NULL, expires BIGINT NOT NULL, PRIMARY KEY (nonce), KEY by_expires (expires)) ENGINE=InnoDB;

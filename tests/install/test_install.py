@@ -457,6 +457,21 @@ def test_check_names_a_missing_index_and_db_upgrade_restores_it():
     assert p.returncode == 0, p.stdout
 
 
+def test_db_upgrade_drops_the_parentid_and_predecessorid_keys_of_older_releases():
+    keys_sql = ("SELECT DISTINCT index_name FROM information_schema.statistics "
+                "WHERE table_schema = 'weave' AND table_name = 'wbo'")
+    sh("mariadb weave -e 'ALTER TABLE wbo ADD KEY by_parentid (user_id, collection, parentid), "
+       "ADD KEY by_predecessorid (user_id, collection, predecessorid)'")
+    assert {"by_parentid", "by_predecessorid"} <= set(sh(f'mariadb -N weave -e "{keys_sql}"').stdout.split())
+    p, problems = check()
+    assert p.returncode == 0, p.stdout  # a database of an older release still serves
+    p = admin("db", "upgrade")
+    assert p.returncode == 0, p.stdout + p.stderr
+    keys = set(sh(f'mariadb -N weave -e "{keys_sql}"').stdout.split())
+    assert not keys & {"by_parentid", "by_predecessorid"}, keys
+    assert {"PRIMARY", "by_modified", "by_sortindex", "by_expires"} <= keys, keys
+
+
 def test_check_names_a_stopped_database():
     stop_mariadb()
     try:
