@@ -59,8 +59,10 @@ static const struct command commands[] = {
 	  "create the schema, or add what is missing",
 	  "Run the schema compiled into weave-admin: every statement is CREATE ...\n"
 	  "IF NOT EXISTS, so on an installed database only what is missing is\n"
-	  "added (an index missing from an existing table is recreated), and the\n"
-	  "schema version is recorded. Running it again is harmless.", CMD_NO_SCHEMA },
+	  "added (an index missing from an existing table is recreated), keys\n"
+	  "that older releases made and the schema no longer has (wbo's\n"
+	  "by_parentid, by_predecessorid) are dropped, and the schema version is\n"
+	  "recorded. Running it again is harmless.", CMD_NO_SCHEMA },
 	{ "db upgrade", 0, 0, 0, cmd_db_init, "",
 	  "same as db init",
 	  "Same as 'db init': bring an installed schema up to this version.",
