@@ -94,17 +94,21 @@ CREATE TABLE IF NOT EXISTS wbo (
     COMMENT 'absolute expiry in centiseconds (ttl)',
   PRIMARY KEY (user_id, collection, id),
   KEY by_modified (user_id, collection, modified),
-  KEY by_sortindex (user_id, collection, sortindex),
   KEY by_expires (expires)
 ) ENGINE=InnoDB;
 -- Earlier releases kept a key for each of the parentid and predecessorid
--- filters. No client we know sends those filters (docs/protocol.md, "What
--- the 1.0 add-on sends"), Mozilla's later server kept no such keys, and
--- they cost every record written two index entries (docs/performance.md,
--- "Two keys fewer"). Such a filter still works: it reads the collection's
--- rows through the primary key. Dropping a key is instant, and so is this
+-- filters and one for sort=index. No client we know sends those filters
+-- (docs/protocol.md, "What the 1.0 add-on sends"), and none of Mozilla's
+-- later servers kept a key on sortindex: sort=index reads the collection
+-- through by_modified (newer=) or the primary key and sorts what it read,
+-- a few milliseconds more for a large collection's first download. Each
+-- key cost every record written an index entry; the sortindex one, whose
+-- values land anywhere in the account's range, about a quarter of the
+-- database's work per upload (docs/performance.md, "Two keys fewer" and
+-- "Uploads, session 13"). Dropping a key is instant, and so is this
 -- statement once they are gone.
-ALTER TABLE wbo DROP INDEX IF EXISTS by_parentid, DROP INDEX IF EXISTS by_predecessorid;
+ALTER TABLE wbo DROP INDEX IF EXISTS by_parentid, DROP INDEX IF EXISTS by_predecessorid,
+  DROP INDEX IF EXISTS by_sortindex;
 
 -- Challenges that already verified once (captcha.c), kept until they expire.
 CREATE TABLE IF NOT EXISTS captcha_used (nonce VARBINARY(16) NOT NULL, expires BIGINT NOT NULL, PRIMARY KEY (nonce), KEY by_expires (expires)) ENGINE=InnoDB;

@@ -61,8 +61,8 @@ static const struct command commands[] = {
 	  "IF NOT EXISTS, so on an installed database only what is missing is\n"
 	  "added (an index missing from an existing table is recreated), keys\n"
 	  "that older releases made and the schema no longer has (wbo's\n"
-	  "by_parentid, by_predecessorid) are dropped, and the schema version is\n"
-	  "recorded. Running it again is harmless.", CMD_NO_SCHEMA },
+	  "by_parentid, by_predecessorid, by_sortindex) are dropped, and the\n"
+	  "schema version is recorded. Running it again is harmless.", CMD_NO_SCHEMA },
 	{ "db upgrade", 0, 0, 0, cmd_db_init, "",
 	  "same as db init",
 	  "Same as 'db init': bring an installed schema up to this version.",
