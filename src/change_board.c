@@ -19,7 +19,7 @@
 #include "log.h"
 #include "util.h"
 
-#define BOARD_MAGIC UINT64_C(0x5745415645424435) /* "WEAVEBD5" */
+#define BOARD_MAGIC UINT64_C(0x5745415645424436) /* "WEAVEBD6" */
 #define MAGIC_FAMILY(m) ((m) >> 8)                /* "WEAVEBD" of any version */
 #define KDF_SLOTS 64                              /* max_concurrent_kdf's maximum */
 #define USER_SLOTS 65536
@@ -30,7 +30,7 @@
  * accounts in sets of 16: 10 000 busy accounts fit with none pushed out
  * (in sets of 8 and half the room, 5 % of the polls missed); 16 k
  * passwords being verified at once is far beyond any KDF bound. About
- * 33 MiB in all.
+ * 35 MiB in all.
  */
 #define ACCOUNTS_SHAPE 2048, 16, BOARD_ACCOUNT_WORDS
 #define CLAIMS_SHAPE 1024, 16, BOARD_CLAIM_WORDS
@@ -47,6 +47,7 @@ struct board {
 	_Atomic uint64_t bumps; /* every change_board_bump() of the host */
 	_Atomic uint64_t kdf_slot[KDF_SLOTS]; /* pid << 32 | since (seconds); 0: free */
 	_Atomic uint64_t generation[USER_SLOTS];
+	struct upload_queue_slot upload_queue[USER_SLOTS];
 	_Atomic int64_t locked_until[ADDRESS_SLOTS];
 	_Atomic uint64_t accounts[TABLE_WORDS(ACCOUNTS_SHAPE)];
 	_Atomic uint64_t claims[TABLE_WORDS(CLAIMS_SHAPE)];
@@ -288,6 +289,11 @@ uint64_t change_board_bumps(void)
 unsigned long change_board_missed_bumps(void)
 {
 	return missed_bumps;
+}
+
+struct upload_queue_slot *change_board_upload_slot(int64_t user_id)
+{
+	return board != NULL ? &board->upload_queue[(uint64_t)user_id % USER_SLOTS] : NULL;
 }
 
 static _Atomic int64_t *address_slot(const char *address)

@@ -20,7 +20,8 @@
  *
  * The board also holds the host's account cache (account_cache.h: one
  * entry per account, under keys only processes hold) and the KDF's
- * claims and bound (kdf_gate.h), so that whichever process a request
+ * claims and bound (kdf_gate.h) and the queues of uploads that lock
+ * late (upload_order.h), so that whichever process a request
  * lands on, a password is verified once per host and a row read by one
  * process serves all. change_board_bump() is the one place that
  * invalidates an account everywhere on the host; the change log
@@ -73,6 +74,8 @@ enum board_counter {
 	BOARD_STAMP_MISSES,
 	BOARD_KDF_BUSY,          /* logins refused 503: too many KDFs at once */
 	BOARD_SHARED_HITS,       /* logins vouched for by a verifier in the database */
+	BOARD_RESTAMPS,          /* uploads that locked late and had to move their stamp */
+	BOARD_TURN_TIMEOUTS,     /* ... that stopped waiting for the upload before theirs */
 	BOARD_COUNTER__MAX
 };
 /* Words for counters in the file: new counters take reserved words, so a
@@ -113,6 +116,22 @@ uint64_t change_board_generation(int64_t user_id);
 
 /* Invalidate every process's kept row of user_id (and its slot mates). */
 void change_board_bump(int64_t user_id);
+
+/*
+ * One account slot's queue of uploads that lock late (upload_order.h):
+ * the last stamp handed out, the highest stamp whose upload has gone past
+ * its turn, and a word its waiters sleep on (futex).
+ */
+struct upload_queue_slot {
+	_Atomic int64_t handed;
+	_Atomic int64_t passed;
+	_Atomic uint32_t wake;
+	uint32_t unused;
+};
+
+/* user_id's queue (shared with its slot mates); NULL when the board is
+ * absent. */
+struct upload_queue_slot *change_board_upload_slot(int64_t user_id);
 
 /* Bumps of any account on this host so far: while it stays the same, no
  * generation changed (a row read before the id was known may be kept

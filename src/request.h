@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "upload_order.h"
+
 #define REQUEST_MAX_SEGMENTS 8
 #define REQUEST_MAX_PARAMS 32
 #define REQUEST_MAX_URI 65536
@@ -82,6 +84,8 @@ struct request {
 	/* The write's login took no row lock yet and req->timestamp is
 	 * provisional until write_lock_take() (write_lock.h). */
 	bool lock_pending;
+	/* Such an upload's place among its account's (upload_order.h). */
+	struct upload_turn turn;
 
 	/*
 	 * Throttling (throttle.h), acted on by the gate after the request's

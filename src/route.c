@@ -24,6 +24,7 @@
 #include "storage_place.h"
 #include "throttle_gate.h"
 #include "txn.h"
+#include "upload_order.h"
 #include "user_api.h"
 #include "util.h"
 #include "validate.h"
@@ -374,6 +375,8 @@ static int open_attempt(struct request *req, struct response *resp,
 			return status;
 	}
 	req->timestamp = account_stamp(&a->user, req->started, writes);
+	if (req->lock_pending)
+		req->timestamp = upload_order_take(&req->turn, a->user.id, req->timestamp);
 	if (writes)
 		history_open(req, &a->user);
 	return 0;
@@ -407,6 +410,7 @@ static int run_attempt(struct request *req, struct response *resp, void *ctx)
 		if (status != HANDLER_RETRY)
 			status = txn_end(req, resp, status, before_commit, a->r);
 	}
+	upload_order_pass(&req->turn); /* if it ended before its lock */
 	storage_place_leave();
 	if (status != HANDLER_RETRY)
 		response_set_timestamp(resp, req->timestamp);

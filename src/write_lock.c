@@ -11,6 +11,7 @@
 #include "db_user.h"
 #include "handler.h"
 #include "log.h"
+#include "upload_order.h"
 #include "util.h"
 
 /* The row now, locked: still the account the login checked, enabled, with
@@ -71,7 +72,11 @@ int write_lock_take(struct request *req, struct response *resp,
 	if (!req->lock_pending)
 		return 0;
 	struct user now = { 0 };
+	/* Lock in the order the account's uploads logged in on this host,
+	 * so that each finds last_write below its stamp (upload_order.h). */
+	upload_order_wait(&req->turn);
 	int status = recheck(req, resp, &now);
+	upload_order_pass(&req->turn);
 	if (status != 0) {
 		user_free(&now);
 		return status;
@@ -81,9 +86,11 @@ int write_lock_take(struct request *req, struct response *resp,
 	change_board_bump(now.id);
 	int64_t stamp = final_stamp(&now, req->timestamp);
 	enum db_status st = DB_OK;
-	if (stamp != req->timestamp)
+	if (stamp != req->timestamp) {
+		change_board_count(BOARD_RESTAMPS);
 		log_debug("stamp moved by %lld cs: a write of the account committed "
 			  "since the login", (long long)(stamp - req->timestamp));
+	}
 	if (stamp != req->timestamp && n > 0)
 		st = db_storage_restamp(now.id, collection, items, n, req->timestamp, stamp);
 	if (st == DB_OK)

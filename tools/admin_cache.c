@@ -24,6 +24,10 @@ static const struct {
 	{ BOARD_KDF_BUSY, "kdf_busy", "logins answered 503: too many KDFs at once" },
 	{ BOARD_SHARED_HITS, "shared_hits",
 	  "logins vouched for by a verification stored in the database" },
+	{ BOARD_RESTAMPS, "restamps",
+	  "uploads locked late that moved their stamp (late_write_lock)" },
+	{ BOARD_TURN_TIMEOUTS, "turn_timeouts",
+	  "uploads locked late that stopped waiting for the one before" },
 };
 
 static const struct {

@@ -230,3 +230,41 @@ def test_a_conditional_upload_still_checks_under_the_lock():
                 headers={"X-If-Unmodified-Since": json.dumps(first)})
     assert r.status == 412, (r.status, r.body)
     assert "c" not in stored(user, pw, "cond")
+
+
+def board_counts():
+    """The host's cache counters (the second Apache shares the board)."""
+    return json.loads(admin("cache", "--json").stdout)
+
+
+def test_overlapping_uploads_lock_in_login_order_and_keep_their_stamps():
+    """src/upload_order.h: uploads of one account in flight at once take
+    their provisional stamps in the order they logged in and lock in that
+    order, so none finds last_write past its stamp. A restamp can happen
+    only once an upload stopped waiting for the one before it (the bounded
+    wait). Before the order, nearly every overlapping upload restamped."""
+    user, pw = new_user("late")
+    port = late_port()
+    answers, errors = [], []
+
+    def write(k, rounds):
+        for n in range(rounds):
+            recs = [{"id": f"o{k}n{n}i{i}", "payload": f"p{k}.{n}.{i}"} for i in range(20)]
+            r = post(user, pw, "order", recs, port=port)
+            if r.status == 200:
+                answers.append(centis(r.json()["modified"]))
+            else:
+                errors.append((r.status, r.body))
+
+    c0 = board_counts()
+    for t in writers(8, 8, write):
+        t.join()
+    c1 = board_counts()
+    assert not errors, errors[:3]
+    assert len(answers) == 64 and len(set(answers)) == 64
+    restamps = c1["restamps"] - c0["restamps"]
+    timeouts = c1["turn_timeouts"] - c0["turn_timeouts"]
+    assert restamps == 0 or timeouts > 0, (restamps, timeouts)
+    # The account's last write is the newest stamp answered.
+    uid = sql(f"SELECT id FROM users WHERE username = '{user}'")[0][0]
+    assert int(sql(f"SELECT last_write FROM users WHERE id = {uid}")[0][0]) == max(answers)

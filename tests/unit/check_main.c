@@ -26,6 +26,7 @@ int main(void)
 	srunner_add_suite(sr, shared_table_suite());
 	srunner_add_suite(sr, line_reader_suite());
 	srunner_add_suite(sr, metrics_suite());
+	srunner_add_suite(sr, upload_order_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -23,5 +23,6 @@ Suite *time_arg_suite(void);
 Suite *shared_table_suite(void);
 Suite *line_reader_suite(void);
 Suite *metrics_suite(void);
+Suite *upload_order_suite(void);
 
 #endif

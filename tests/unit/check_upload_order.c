@@ -1,0 +1,152 @@
+/* check_upload_order.c - stamps handed out in login order, and the bounded wait for the upload before. */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "change_board.h"
+#include "check_suites.h"
+#include "upload_order.h"
+
+static char dir[64];
+static char path[128];
+
+static void open_board(void)
+{
+	char err[512];
+	snprintf(dir, sizeof dir, "/tmp/check-order.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/board", dir);
+	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), 0);
+}
+
+static void remove_board(void)
+{
+	change_board_close();
+	unlink(path);
+	rmdir(dir);
+}
+
+static int64_t elapsed_ms(const struct timespec *since)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)(now.tv_sec - since->tv_sec) * 1000 +
+	       (now.tv_nsec - since->tv_nsec) / 1000000;
+}
+
+START_TEST(test_stamps_rise_above_the_floor_and_every_stamp_handed)
+{
+	open_board();
+	struct upload_turn a, b, c, other;
+	ck_assert_int_eq(upload_order_take(&a, 7, 1000), 1000);
+	/* The same floor again (the same centisecond, or stamps running
+	 * ahead of the clock): one above the last handed out. */
+	ck_assert_int_eq(upload_order_take(&b, 7, 1000), 1001);
+	ck_assert_int_eq(b.before, 1000);
+	/* A later clock wins. */
+	ck_assert_int_eq(upload_order_take(&c, 7, 5000), 5000);
+	ck_assert_int_eq(c.before, 1001);
+	/* Another account's slot is its own. */
+	ck_assert_int_eq(upload_order_take(&other, 8, 900), 900);
+	upload_order_pass(&a);
+	upload_order_pass(&b);
+	upload_order_pass(&c);
+	upload_order_pass(&other);
+	remove_board();
+}
+END_TEST
+
+START_TEST(test_an_upload_waits_for_the_one_before_in_another_process)
+{
+	open_board();
+	struct upload_turn first, second;
+	upload_order_take(&first, 7, 1000);
+	upload_order_take(&second, 7, 1000);
+	int to_child[2];
+	ck_assert_int_eq(pipe(to_child), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		/* Another FastCGI process: holds the first turn a while. */
+		char go;
+		close(to_child[1]);
+		if (read(to_child[0], &go, 1) != 1)
+			_exit(2);
+		usleep(150 * 1000);
+		upload_order_pass(&first);
+		_exit(0);
+	}
+	close(to_child[0]);
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(write(to_child[1], "g", 1), 1);
+	upload_order_wait(&second);
+	int64_t waited = elapsed_ms(&t0);
+	/* Woken by the pass, not by the bound. */
+	ck_assert_int_ge(waited, 100);
+	ck_assert_int_lt(waited, UPLOAD_TURN_WAIT_MS);
+	int status;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(to_child[1]);
+	upload_order_pass(&second);
+	remove_board();
+}
+END_TEST
+
+START_TEST(test_the_wait_is_bounded_when_the_one_before_never_passes)
+{
+	open_board();
+	struct upload_turn lost, next, after;
+	upload_order_take(&lost, 7, 1000); /* its process died: never passes */
+	upload_order_take(&next, 7, 1000);
+	uint64_t timeouts = change_board_counter(BOARD_TURN_TIMEOUTS);
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	upload_order_wait(&next);
+	ck_assert_int_ge(elapsed_ms(&t0), UPLOAD_TURN_WAIT_MS - 10);
+	ck_assert_uint_eq(change_board_counter(BOARD_TURN_TIMEOUTS), timeouts + 1);
+	upload_order_pass(&next);
+	/* The queue goes on past the lost turn at once. */
+	upload_order_take(&after, 7, 1000);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	upload_order_wait(&after);
+	ck_assert_int_lt(elapsed_ms(&t0), 100);
+	upload_order_pass(&after);
+	upload_order_pass(&after); /* twice is harmless */
+	remove_board();
+}
+END_TEST
+
+START_TEST(test_without_a_board_nothing_is_ordered)
+{
+	change_board_close();
+	struct upload_turn a, b;
+	ck_assert_int_eq(upload_order_take(&a, 7, 1000), 1000);
+	ck_assert_int_eq(upload_order_take(&b, 7, 1000), 1000);
+	ck_assert(!b.held);
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	upload_order_wait(&b);
+	ck_assert_int_lt(elapsed_ms(&t0), 50);
+	upload_order_pass(&a);
+	upload_order_pass(&b);
+}
+END_TEST
+
+Suite *upload_order_suite(void)
+{
+	Suite *s = suite_create("upload_order");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 10);
+	tcase_add_test(tc, test_stamps_rise_above_the_floor_and_every_stamp_handed);
+	tcase_add_test(tc, test_an_upload_waits_for_the_one_before_in_another_process);
+	tcase_add_test(tc, test_the_wait_is_bounded_when_the_one_before_never_passes);
+	tcase_add_test(tc, test_without_a_board_nothing_is_ordered);
+	suite_add_tcase(s, tc);
+	return s;
+}
