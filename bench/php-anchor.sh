@@ -287,7 +287,7 @@ php_turns() { # OP N CONC
 # BENCH_RANDOM=1 over one account).
 run_anchor() {
 	local c r side first second rps recs p50 p99 errors
-	local cpu0
+	local cpu0 v0 w0
 	local -A posts spent lat cpu asked
 	if ! php_anchor_enabled; then
 		say "11 anchor: skipped (set BENCH_PHP_SERVER to a checkout of weaveserver-obsolote)"
@@ -302,9 +302,12 @@ run_anchor() {
 			for side in $first $second; do
 				php_target "$side"
 				anchor_post "$c" "$WARM" "$side" # warm-up, ids of its own
+				v0=$(cache_counts) w0=$(row_lock_waits)
 				cpu0=$(cpu_ticks)
 				anchor_post "$c" "$SECS" "$side"
 				cpu[$side]=$(cpu_add "${cpu[$side]:-0 0 0}" "$cpu0" "$(cpu_ticks)")
+				[[ $side == weave ]] && TURN_COUNTS+="anchor c=$c round $r: $(
+					count_changes "$v0" "$(cache_counts)")row_lock_waits+$(($(row_lock_waits) - w0)); "
 				asked[$side]=$((${asked[$side]:-0} + M_N))
 				posts[$side]=$((${posts[$side]:-0} + M_OK))
 				spent[$side]=$(echo "${spent[$side]:-0} + $M_SECS" | bc -l)
