@@ -13,7 +13,10 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/futex.h>
 
 #include "config.h"
 #include "log.h"
@@ -291,9 +294,14 @@ unsigned long change_board_missed_bumps(void)
 	return missed_bumps;
 }
 
-struct upload_queue_slot *change_board_upload_slot(int64_t user_id)
+uint64_t change_board_upload_slot_of(const char *account)
 {
-	return board != NULL ? &board->upload_queue[(uint64_t)user_id % USER_SLOTS] : NULL;
+	return fnv1a_str(UINT64_C(0xcbf29ce484222325), account) % USER_SLOTS;
+}
+
+struct upload_queue_slot *change_board_upload_slot(uint64_t slot)
+{
+	return board != NULL ? &board->upload_queue[slot % USER_SLOTS] : NULL;
 }
 
 static _Atomic int64_t *address_slot(const char *address)
@@ -403,3 +411,17 @@ uint64_t change_board_counter(enum board_counter c)
 	return board != NULL ? atomic_load(&board->counter[c]) : 0;
 }
 
+
+void change_board_sleep(_Atomic uint32_t *word, uint32_t seen, int64_t ms)
+{
+	struct timespec limit = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+	/* A shared (not private) futex: the word is in a file every
+	 * process maps. */
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT, seen, &limit, NULL, 0);
+}
+
+void change_board_wake(_Atomic uint32_t *word, int how_many)
+{
+	atomic_fetch_add(word, 1);
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE, how_many, NULL, NULL, 0);
+}

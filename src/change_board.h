@@ -118,20 +118,22 @@ uint64_t change_board_generation(int64_t user_id);
 void change_board_bump(int64_t user_id);
 
 /*
- * One account slot's queue of uploads that lock late (upload_order.h):
- * the last stamp handed out, the highest stamp whose upload has gone past
- * its turn, and a word its waiters sleep on (futex).
+ * One account slot's queue of uploads (upload_order.h): the last stamp
+ * handed out, the highest stamp whose upload has gone past its turn, a
+ * word its waiters sleep on (futex), and how many are in flight.
  */
 struct upload_queue_slot {
 	_Atomic int64_t handed;
 	_Atomic int64_t passed;
 	_Atomic uint32_t wake;
-	uint32_t unused;
+	_Atomic uint32_t active; /* uploads in flight */
 };
 
-/* user_id's queue (shared with its slot mates); NULL when the board is
+/* The slot number of an account's queue, by its name (shared with its
+ * slot mates); the queue of a slot number, NULL when the board is
  * absent. */
-struct upload_queue_slot *change_board_upload_slot(int64_t user_id);
+uint64_t change_board_upload_slot_of(const char *account);
+struct upload_queue_slot *change_board_upload_slot(uint64_t slot);
 
 /* Bumps of any account on this host so far: while it stays the same, no
  * generation changed (a row read before the id was known may be kept
@@ -170,6 +172,11 @@ int change_board_kdf_enter(int limit, int64_t now);
 void change_board_kdf_leave(int slot);
 /* Slots held now (weave-admin cache, tests). */
 int change_board_kdf_running(void);
+
+/* Sleep while *word (a word of the board) still holds seen, at most ms;
+ * and wake up to how_many sleepers of word after changing it. */
+void change_board_sleep(_Atomic uint32_t *word, uint32_t seen, int64_t ms);
+void change_board_wake(_Atomic uint32_t *word, int how_many);
 
 /* Count one event / read a count (0 when the board is absent). */
 void change_board_count(enum board_counter c);

@@ -140,7 +140,7 @@ void config_defaults(struct config *cfg)
 	cfg->max_post_bytes = 1048576;
 	cfg->max_ids = 1000;
 	cfg->history_days = 14;
-	cfg->late_write_lock = false;
+	cfg->late_write_lock = true;
 	cfg->history_max_kb = 10240;
 	cfg->auth_cache_seconds = 86400;
 	cfg->cache_secret = NULL;

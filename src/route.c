@@ -355,8 +355,11 @@ static int open_attempt(struct request *req, struct response *resp,
 		req->timestamp = req->started;
 		return writes ? txn_begin(req, resp) : 0;
 	}
-	/* An upload that locks late: its login reads the row unlocked. */
-	req->lock_pending = writes && (a->r->flags & LOCKS_LATE) && req->cfg->late_write_lock;
+	/* An upload joins its account's queue on this host; it locks late
+	 * (its login reads the row unlocked) if another is in flight. */
+	bool ordered = writes && (a->r->flags & LOCKS_LATE) && req->cfg->late_write_lock;
+	int64_t arrived = now_centiseconds();
+	req->lock_pending = ordered && upload_order_enter(&req->turn, req->path_user, arrived + 1);
 	enum auth_outcome o = login_authenticate(req, resp, writes, &a->user);
 	if (o != AUTH_DONE)
 		return o == AUTH_RETRY ? HANDLER_RETRY : resp->status;
@@ -375,8 +378,14 @@ static int open_attempt(struct request *req, struct response *resp,
 			return status;
 	}
 	req->timestamp = account_stamp(&a->user, req->started, writes);
-	if (req->lock_pending)
-		req->timestamp = upload_order_take(&req->turn, a->user.id, req->timestamp);
+	if (ordered) {
+		/* The stamp handed out at its arrival, unless last_write is
+		 * past it; one that locked at its login lets the next go. */
+		req->timestamp = upload_order_stamp(&req->turn,
+						    account_stamp(&a->user, arrived, writes));
+		if (!req->lock_pending)
+			upload_order_pass(&req->turn);
+	}
 	if (writes)
 		history_open(req, &a->user);
 	return 0;
@@ -410,7 +419,7 @@ static int run_attempt(struct request *req, struct response *resp, void *ctx)
 		if (status != HANDLER_RETRY)
 			status = txn_end(req, resp, status, before_commit, a->r);
 	}
-	upload_order_pass(&req->turn); /* if it ended before its lock */
+	upload_order_leave(&req->turn);
 	storage_place_leave();
 	if (status != HANDLER_RETRY)
 		response_set_timestamp(resp, req->timestamp);

@@ -1,13 +1,9 @@
-/* upload_order.c - late-locking uploads in login order (upload_order.h). */
+/* upload_order.c - one account's uploads in arrival order (upload_order.h). */
 #include "upload_order.h"
 
-#include <errno.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <stdatomic.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "change_board.h"
 #include "log.h"
@@ -19,16 +15,29 @@ static struct upload_queue_slot *slot_of(const struct upload_turn *t)
 {
 	if (t->epoch != change_board_epoch())
 		return NULL;
-	return change_board_upload_slot(t->user_id);
+	return change_board_upload_slot(t->slot);
 }
 
-int64_t upload_order_take(struct upload_turn *t, int64_t user_id, int64_t floor)
+/* Raise *word to at least value. */
+static void raise_to(_Atomic int64_t *word, int64_t value)
 {
-	*t = (struct upload_turn){ .user_id = user_id, .stamp = floor };
+	int64_t seen = atomic_load(word);
+	while (seen < value && !atomic_compare_exchange_weak(word, &seen, value))
+		;
+}
+
+bool upload_order_enter(struct upload_turn *t, const char *account, int64_t floor)
+{
+	*t = (struct upload_turn){ .stamp = floor };
 	change_board_refresh();
-	struct upload_queue_slot *slot = change_board_upload_slot(user_id);
+	struct upload_queue_slot *slot = NULL;
+	if (change_board_ready()) {
+		t->slot = change_board_upload_slot_of(account);
+		slot = change_board_upload_slot(t->slot);
+	}
 	if (slot == NULL)
-		return floor;
+		return false;
+	bool others = atomic_fetch_add(&slot->active, 1) > 0;
 	int64_t before = atomic_load(&slot->handed);
 	int64_t mine;
 	do
@@ -37,8 +46,21 @@ int64_t upload_order_take(struct upload_turn *t, int64_t user_id, int64_t floor)
 	t->stamp = mine;
 	t->before = before;
 	t->epoch = change_board_epoch();
-	t->held = true;
-	return mine;
+	t->entered = t->held = true;
+	return others;
+}
+
+int64_t upload_order_stamp(struct upload_turn *t, int64_t floor)
+{
+	struct upload_queue_slot *slot = t->entered ? slot_of(t) : NULL;
+	if (floor > t->stamp) {
+		/* A write this host did not stamp (another web server, a
+		 * delete) is newer than the stamp handed out. */
+		t->stamp = floor;
+		if (slot != NULL)
+			raise_to(&slot->handed, floor);
+	}
+	return t->stamp;
 }
 
 static int64_t monotonic_ms(void)
@@ -46,14 +68,6 @@ static int64_t monotonic_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Sleep while *word still holds seen, at most ms. The word is in a file
- * every process maps shared, so the futex is a shared (not private) one. */
-static void sleep_on(_Atomic uint32_t *word, uint32_t seen, int64_t ms)
-{
-	struct timespec limit = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
-	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT, seen, &limit, NULL, 0);
 }
 
 void upload_order_wait(struct upload_turn *t)
@@ -76,7 +90,7 @@ void upload_order_wait(struct upload_turn *t)
 				 UPLOAD_TURN_WAIT_MS, (long long)t->before);
 			return;
 		}
-		sleep_on(&slot->wake, seen, left);
+		change_board_sleep(&slot->wake, seen, left);
 	}
 }
 
@@ -86,9 +100,15 @@ void upload_order_pass(struct upload_turn *t)
 	t->held = false;
 	if (slot == NULL)
 		return;
-	int64_t seen = atomic_load(&slot->passed);
-	while (seen < t->stamp && !atomic_compare_exchange_weak(&slot->passed, &seen, t->stamp))
-		;
-	atomic_fetch_add(&slot->wake, 1);
-	syscall(SYS_futex, (uint32_t *)&slot->wake, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	raise_to(&slot->passed, t->stamp);
+	change_board_wake(&slot->wake, INT_MAX);
+}
+
+void upload_order_leave(struct upload_turn *t)
+{
+	upload_order_pass(t);
+	struct upload_queue_slot *slot = t->entered ? slot_of(t) : NULL;
+	t->entered = false;
+	if (slot != NULL)
+		atomic_fetch_sub(&slot->active, 1);
 }

@@ -14,6 +14,9 @@
  * last_write it found under the lock and an account's writes commit in
  * stamp order (docs/protocol.md, Timestamps); the lock now covers the
  * check, perhaps the restamp, last_write, the log row and the commit.
+ * The provisional stamps of one account's uploads on this host come from
+ * upload_order.h, which also makes them ask for the lock in stamp order,
+ * so that the restamp is the exception.
  */
 #ifndef WEAVE_WRITE_LOCK_H
 #define WEAVE_WRITE_LOCK_H

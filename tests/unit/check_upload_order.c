@@ -1,4 +1,4 @@
-/* check_upload_order.c - stamps handed out in login order, and the bounded wait for the upload before. */
+/* check_upload_order.c - one account's uploads on one host: which lock late, stamps in arrival order, the bounded wait for the upload before. */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,20 +42,37 @@ START_TEST(test_stamps_rise_above_the_floor_and_every_stamp_handed)
 {
 	open_board();
 	struct upload_turn a, b, c, other;
-	ck_assert_int_eq(upload_order_take(&a, 7, 1000), 1000);
+	/* The first in flight locks first; the ones arriving meanwhile late. */
+	ck_assert(!upload_order_enter(&a, "alice", 1000));
+	ck_assert_int_eq(a.stamp, 1000);
 	/* The same floor again (the same centisecond, or stamps running
 	 * ahead of the clock): one above the last handed out. */
-	ck_assert_int_eq(upload_order_take(&b, 7, 1000), 1001);
+	ck_assert(upload_order_enter(&b, "alice", 1000));
+	ck_assert_int_eq(b.stamp, 1001);
 	ck_assert_int_eq(b.before, 1000);
 	/* A later clock wins. */
-	ck_assert_int_eq(upload_order_take(&c, 7, 5000), 5000);
+	ck_assert(upload_order_enter(&c, "alice", 5000));
+	ck_assert_int_eq(c.stamp, 5000);
 	ck_assert_int_eq(c.before, 1001);
-	/* Another account's slot is its own. */
-	ck_assert_int_eq(upload_order_take(&other, 8, 900), 900);
-	upload_order_pass(&a);
-	upload_order_pass(&b);
-	upload_order_pass(&c);
-	upload_order_pass(&other);
+	/* Another account's queue is its own. */
+	ck_assert(!upload_order_enter(&other, "bob", 900));
+	ck_assert_int_eq(other.stamp, 900);
+	/* A last_write past the stamp handed out moves it, and the next
+	 * stamps follow. */
+	ck_assert_int_eq(upload_order_stamp(&other, 800), 900);
+	ck_assert_int_eq(upload_order_stamp(&other, 7000), 7000);
+	upload_order_leave(&other);
+	ck_assert(!upload_order_enter(&other, "bob", 900));
+	ck_assert_int_eq(other.stamp, 7001);
+	upload_order_leave(&other);
+	upload_order_leave(&a);
+	upload_order_leave(&b);
+	upload_order_leave(&c);
+	upload_order_leave(&c); /* twice is harmless */
+	/* None in flight: the next locks first again. */
+	ck_assert(!upload_order_enter(&a, "alice", 1000));
+	ck_assert_int_eq(a.stamp, 5001);
+	upload_order_leave(&a);
 	remove_board();
 }
 END_TEST
@@ -64,8 +81,8 @@ START_TEST(test_an_upload_waits_for_the_one_before_in_another_process)
 {
 	open_board();
 	struct upload_turn first, second;
-	upload_order_take(&first, 7, 1000);
-	upload_order_take(&second, 7, 1000);
+	upload_order_enter(&first, "alice", 1000);
+	upload_order_enter(&second, "alice", 1000);
 	int to_child[2];
 	ck_assert_int_eq(pipe(to_child), 0);
 	pid_t pid = fork();
@@ -93,7 +110,7 @@ START_TEST(test_an_upload_waits_for_the_one_before_in_another_process)
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	close(to_child[1]);
-	upload_order_pass(&second);
+	upload_order_leave(&second);
 	remove_board();
 }
 END_TEST
@@ -102,22 +119,22 @@ START_TEST(test_the_wait_is_bounded_when_the_one_before_never_passes)
 {
 	open_board();
 	struct upload_turn lost, next, after;
-	upload_order_take(&lost, 7, 1000); /* its process died: never passes */
-	upload_order_take(&next, 7, 1000);
+	upload_order_enter(&lost, "alice", 1000); /* its process died: never passes */
+	upload_order_enter(&next, "alice", 1000);
 	uint64_t timeouts = change_board_counter(BOARD_TURN_TIMEOUTS);
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	upload_order_wait(&next);
 	ck_assert_int_ge(elapsed_ms(&t0), UPLOAD_TURN_WAIT_MS - 10);
 	ck_assert_uint_eq(change_board_counter(BOARD_TURN_TIMEOUTS), timeouts + 1);
-	upload_order_pass(&next);
-	/* The queue goes on past the lost turn at once. */
-	upload_order_take(&after, 7, 1000);
+	upload_order_leave(&next);
+	/* The queue goes on past the lost turn at once; the lost one still
+	 * counts as in flight, so the next one locks late. */
+	ck_assert(upload_order_enter(&after, "alice", 1000));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	upload_order_wait(&after);
 	ck_assert_int_lt(elapsed_ms(&t0), 100);
-	upload_order_pass(&after);
-	upload_order_pass(&after); /* twice is harmless */
+	upload_order_leave(&after);
 	remove_board();
 }
 END_TEST
@@ -126,15 +143,16 @@ START_TEST(test_without_a_board_nothing_is_ordered)
 {
 	change_board_close();
 	struct upload_turn a, b;
-	ck_assert_int_eq(upload_order_take(&a, 7, 1000), 1000);
-	ck_assert_int_eq(upload_order_take(&b, 7, 1000), 1000);
+	ck_assert(!upload_order_enter(&a, "alice", 1000));
+	ck_assert(!upload_order_enter(&b, "alice", 1000));
+	ck_assert_int_eq(upload_order_stamp(&b, 1000), 1000);
 	ck_assert(!b.held);
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	upload_order_wait(&b);
 	ck_assert_int_lt(elapsed_ms(&t0), 50);
-	upload_order_pass(&a);
-	upload_order_pass(&b);
+	upload_order_leave(&a);
+	upload_order_leave(&b);
 }
 END_TEST
 
