@@ -411,7 +411,6 @@ uint64_t change_board_counter(enum board_counter c)
 	return board != NULL ? atomic_load(&board->counter[c]) : 0;
 }
 
-
 void change_board_sleep(_Atomic uint32_t *word, uint32_t seen, int64_t ms)
 {
 	struct timespec limit = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };

@@ -20,8 +20,8 @@
  *
  * The board also holds the host's account cache (account_cache.h: one
  * entry per account, under keys only processes hold) and the KDF's
- * claims and bound (kdf_gate.h) and the queues of uploads that lock
- * late (upload_order.h), so that whichever process a request
+ * claims and bound (kdf_gate.h) and each account's queue of uploads
+ * (upload_order.h), so that whichever process a request
  * lands on, a password is verified once per host and a row read by one
  * process serves all. change_board_bump() is the one place that
  * invalidates an account everywhere on the host; the change log
