@@ -47,7 +47,7 @@ struct upload_turn {
 };
 
 /* How long an upload waits for the one before it, at most. */
-#define UPLOAD_TURN_WAIT_MS 250
+#define UPLOAD_TURN_WAIT_MS 1000
 
 /*
  * An upload of account arrives (before its login): count it in flight
