@@ -315,9 +315,13 @@ void change_board_note_address_lock(const char *address, int64_t until)
 	if (board == NULL || address == NULL)
 		return;
 	/* A slot mate's later end wins: the slot then errs on the safe side. */
-	_Atomic int64_t *slot = address_slot(address);
-	int64_t seen = atomic_load(slot);
-	while (seen < until && !atomic_compare_exchange_weak(slot, &seen, until))
+	change_board_raise(address_slot(address), until);
+}
+
+void change_board_raise(_Atomic int64_t *word, int64_t value)
+{
+	int64_t seen = atomic_load(word);
+	while (seen < value && !atomic_compare_exchange_weak(word, &seen, value))
 		;
 }
 

@@ -178,6 +178,10 @@ int change_board_kdf_running(void);
 void change_board_sleep(_Atomic uint32_t *word, uint32_t seen, int64_t ms);
 void change_board_wake(_Atomic uint32_t *word, int how_many);
 
+/* Raise *word (a word of the board) to at least value; a larger value
+ * already there stays. */
+void change_board_raise(_Atomic int64_t *word, int64_t value);
+
 /* Count one event / read a count (0 when the board is absent). */
 void change_board_count(enum board_counter c);
 uint64_t change_board_counter(enum board_counter c);

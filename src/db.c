@@ -60,13 +60,6 @@ static uint64_t use_counter;
 static char last_error[512];
 static bool long_statements;
 
-static int64_t monotonic_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void avoid_node(size_t i)
 {
 	if (i < DB_HOSTS_MAX)

@@ -64,13 +64,6 @@ static int write_stdout(void *ctx, const char *data, size_t len)
 	return fwrite(data, 1, len, stdout) == len ? 0 : -1;
 }
 
-static int64_t monotonic_micros(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* One line per answered request: debug when it went well, info for a
  * refusal, warn when the server failed (metrics.h counts them all). */
 static void log_answer(int status, int64_t micros)

@@ -6,6 +6,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util.h"
+
 /* Lock-free 64-bit atomics work across processes on a shared mapping. */
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 
@@ -47,9 +49,7 @@ void shared_table_attach(struct shared_table *t, void *region, uint32_t sets,
 /* Milliseconds on a clock every process of the host shares. */
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)monotonic_ms();
 }
 
 static word *set_of(const struct shared_table *t, uint64_t tag)

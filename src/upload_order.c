@@ -3,10 +3,10 @@
 
 #include <limits.h>
 #include <stdatomic.h>
-#include <time.h>
 
 #include "change_board.h"
 #include "log.h"
+#include "util.h"
 
 /* The slot of a turn, or NULL when the board it was taken on is gone
  * (remapped: its counters start again, and nobody's turn means anything
@@ -16,14 +16,6 @@ static struct upload_queue_slot *slot_of(const struct upload_turn *t)
 	if (t->epoch != change_board_epoch())
 		return NULL;
 	return change_board_upload_slot(t->slot);
-}
-
-/* Raise *word to at least value. */
-static void raise_to(_Atomic int64_t *word, int64_t value)
-{
-	int64_t seen = atomic_load(word);
-	while (seen < value && !atomic_compare_exchange_weak(word, &seen, value))
-		;
 }
 
 bool upload_order_enter(struct upload_turn *t, const char *account, int64_t floor)
@@ -58,16 +50,9 @@ int64_t upload_order_stamp(struct upload_turn *t, int64_t floor)
 		 * delete) is newer than the stamp handed out. */
 		t->stamp = floor;
 		if (slot != NULL)
-			raise_to(&slot->handed, floor);
+			change_board_raise(&slot->handed, floor);
 	}
 	return t->stamp;
-}
-
-static int64_t monotonic_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 void upload_order_wait(struct upload_turn *t)
@@ -100,8 +85,12 @@ void upload_order_pass(struct upload_turn *t)
 	t->held = false;
 	if (slot == NULL)
 		return;
-	raise_to(&slot->passed, t->stamp);
-	change_board_wake(&slot->wake, INT_MAX);
+	change_board_raise(&slot->passed, t->stamp);
+	/* Only an upload in flight can be waiting, and this one still
+	 * counts itself: alone, nobody needs the syscall. One that enters
+	 * after this load sees passed raised before it would sleep. */
+	if (atomic_load(&slot->active) > 1)
+		change_board_wake(&slot->wake, INT_MAX);
 }
 
 void upload_order_leave(struct upload_turn *t)

@@ -140,16 +140,32 @@ void format_timestamp(int64_t centiseconds, char *out, size_t outlen)
 		 centiseconds % 100);
 }
 
-int64_t now_centiseconds(void)
+/* A clock's reading in units of 1/per_second s (per_second <= 10^9). */
+static int64_t clock_in(clockid_t clock, int64_t per_second)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 100 + ts.tv_nsec / 10000000;
+	clock_gettime(clock, &ts);
+	return (int64_t)ts.tv_sec * per_second + ts.tv_nsec / (1000000000 / per_second);
+}
+
+int64_t now_centiseconds(void)
+{
+	return clock_in(CLOCK_REALTIME, 100);
 }
 
 int64_t now_seconds(void)
 {
 	return now_centiseconds() / 100;
+}
+
+int64_t monotonic_micros(void)
+{
+	return clock_in(CLOCK_MONOTONIC, 1000000);
+}
+
+int64_t monotonic_ms(void)
+{
+	return clock_in(CLOCK_MONOTONIC, 1000);
 }
 
 void ascii_lower(char *s)

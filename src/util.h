@@ -1,6 +1,6 @@
 /*
  * util.h - allocation wrappers that never return NULL, bounded number
- * parsing, and the clock in centiseconds.
+ * parsing, the clock in centiseconds and the monotonic clock.
  *
  * Out of memory is fatal: the x* wrappers log and exit, writes are
  * transactional and mod_fcgid starts a fresh process.
@@ -47,6 +47,14 @@ int64_t now_centiseconds(void);
  * longer than it should.
  */
 int64_t now_seconds(void);
+
+/*
+ * Microseconds and milliseconds on the host's monotonic clock, for
+ * durations and deadlines (every process of a host reads the same one;
+ * the wall clock can step).
+ */
+int64_t monotonic_micros(void);
+int64_t monotonic_ms(void);
 
 /* Lower-case ASCII letters in place. */
 void ascii_lower(char *s);

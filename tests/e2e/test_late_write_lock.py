@@ -43,6 +43,20 @@ def centis(text):
     return int(whole) * 100 + int((frac + "00")[:2])
 
 
+def uploader(user, pw, coll, port, records, answers, errors):
+    """A writers() body: each round uploads records(k, n); the stamp
+    answered (centiseconds) and the round's name "k<k>n<n>" go to
+    answers, refusals to errors."""
+    def write(k, rounds):
+        for n in range(rounds):
+            r = post(user, pw, coll, records(k, n), port=port)
+            if r.status == 200:
+                answers.append((centis(r.json()["modified"]), f"k{k}n{n}"))
+            else:
+                errors.append((r.status, r.body))
+    return write
+
+
 def writers(n, rounds, fn):
     threads = [threading.Thread(target=fn, args=(k, rounds), daemon=True) for k in range(n)]
     for t in threads:
@@ -113,15 +127,9 @@ def test_uploads_sharing_ids_all_land_and_the_newest_wins():
     port = late_port()
     answers, errors = [], []
 
-    def write(k, rounds):
-        for n in range(rounds):
-            recs = [{"id": f"shared{i}", "payload": f"k{k}n{n}"} for i in range(20)]
-            r = post(user, pw, "shared", recs, port=port)
-            if r.status == 200:
-                answers.append((centis(r.json()["modified"]), f"k{k}n{n}"))
-            else:
-                errors.append((r.status, r.body))
-
+    write = uploader(user, pw, "shared", port,
+                     lambda k, n: [{"id": f"shared{i}", "payload": f"k{k}n{n}"} for i in range(20)],
+                     answers, errors)
     for t in writers(6, 8, write):
         t.join()
     assert not errors, errors[:3]
@@ -247,24 +255,20 @@ def test_overlapping_uploads_lock_in_login_order_and_keep_their_stamps():
     port = late_port()
     answers, errors = [], []
 
-    def write(k, rounds):
-        for n in range(rounds):
-            recs = [{"id": f"o{k}n{n}i{i}", "payload": f"p{k}.{n}.{i}"} for i in range(20)]
-            r = post(user, pw, "order", recs, port=port)
-            if r.status == 200:
-                answers.append(centis(r.json()["modified"]))
-            else:
-                errors.append((r.status, r.body))
-
+    write = uploader(user, pw, "order", port,
+                     lambda k, n: [{"id": f"o{k}n{n}i{i}", "payload": f"p{k}.{n}.{i}"}
+                                   for i in range(20)],
+                     answers, errors)
     c0 = board_counts()
     for t in writers(8, 8, write):
         t.join()
     c1 = board_counts()
     assert not errors, errors[:3]
-    assert len(answers) == 64 and len(set(answers)) == 64
+    stamps = [stamp for stamp, _ in answers]
+    assert len(stamps) == 64 and len(set(stamps)) == 64
     restamps = c1["restamps"] - c0["restamps"]
     timeouts = c1["turn_timeouts"] - c0["turn_timeouts"]
     assert restamps == 0 or timeouts > 0, (restamps, timeouts)
     # The account's last write is the newest stamp answered.
     uid = sql(f"SELECT id FROM users WHERE username = '{user}'")[0][0]
-    assert int(sql(f"SELECT last_write FROM users WHERE id = {uid}")[0][0]) == max(answers)
+    assert int(sql(f"SELECT last_write FROM users WHERE id = {uid}")[0][0]) == max(stamps)
