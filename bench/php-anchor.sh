@@ -279,56 +279,89 @@ php_turns() { # OP N CONC
 }
 
 # ---------------------------------------------------------------- anchor
-# bench/run anchor: 100 new records per POST to one account (one<c>x0 on
-# each side, a new one per concurrency), weave and the anchor back to back
-# in ANCHOR_ROUNDS rounds of SECS, alternating which goes first; each row
-# gives the rounds' answered POSTs over their total time (p50/p99: the
-# last round). The ids are new in every round and thread (upload.lua,
-# BENCH_RANDOM=1 over one account).
+# bench/run anchor: 100 new records per POST, weave and the anchor back to
+# back in ANCHOR_ROUNDS rounds of SECS, alternating which goes first, each
+# after a warm-up of WARM s of its own; each row gives the rounds' answered
+# POSTs over their total time (p50/p99: the last round). The accounts: for
+# each N of ANCHOR_USERS and each concurrency, N of their own on each side
+# (anchor_prefix), every POST to one picked at random among them, with ids
+# new in every round and thread (upload.lua, BENCH_RANDOM=1). Over N > 1
+# accounts this is issue 24's own measurement (interleaved, warm-up, 10 s
+# runs): every weave account is verified and asked once before the first
+# round, so the rounds are warm. The weave row over N accounts also gives
+# its p99 against one account's at the same concurrency ("vs one").
 run_anchor() {
-	local c r side first second rps recs p50 p99 errors
-	local cpu0 v0 w0
-	local -A posts spent lat cpu asked
+	local n c
 	if ! php_anchor_enabled; then
 		say "11 anchor: skipped (set BENCH_PHP_SERVER to a checkout of weaveserver-obsolote)"
 		return 0
 	fi
-	say "11 anchor: POST 100 records to one account, weave and PHP 1.0, c = $ANCHOR_CONC"
-	for c in $ANCHOR_CONC; do
-		posts=() spent=() lat=() cpu=() asked=()
-		for ((r = 1; r <= ANCHOR_ROUNDS; r++)); do
-			first=weave second=php
-			((r % 2)) || { first=php second=weave; }
-			for side in $first $second; do
-				php_target "$side"
-				anchor_post "$c" "$WARM" "$side" # warm-up, ids of its own
-				v0=$(cache_counts) w0=$(row_lock_waits)
-				cpu0=$(cpu_ticks)
-				anchor_post "$c" "$SECS" "$side"
-				cpu[$side]=$(cpu_add "${cpu[$side]:-0 0 0}" "$cpu0" "$(cpu_ticks)")
-				[[ $side == weave ]] && TURN_COUNTS+="anchor c=$c round $r: $(
-					count_changes "$v0" "$(cache_counts)")row_lock_waits+$(($(row_lock_waits) - w0)); "
-				asked[$side]=$((${asked[$side]:-0} + M_N))
-				posts[$side]=$((${posts[$side]:-0} + M_OK))
-				spent[$side]=$(echo "${spent[$side]:-0} + $M_SECS" | bc -l)
-				lat[$side]="$M_P50 $M_P99 $((M_N - M_OK))"
-			done
+	for n in $ANCHOR_USERS; do
+		say "11 anchor: POST 100 records to $(anchor_label "$n"), weave and PHP 1.0, c = $ANCHOR_CONC"
+		for c in $ANCHOR_CONC; do
+			anchor_rounds "$n" "$c"
 		done
-		php_target weave
-		for side in php weave; do
-			rps=$(printf '%.1f' "$(echo "${posts[$side]} / ${spent[$side]}" | bc -l)")
-			recs=$(printf '%.0f' "$(echo "$rps * 100" | bc -l)")
-			read -r p50 p99 errors <<<"${lat[$side]}"
-			row "anchor upload 1 account" "$c" "$([[ $side == php ]] && echo "php 1.0" || echo weave)" \
-				"$rps" "$recs" "$p50" "$p99" - - "$([[ $side == weave ]] && peak_memory weave.fcgi || echo -)" \
-				"$errors" - - "$([[ $side == weave ]] && ratio "$rps" "$ANCHOR_PHP_RPS" || echo -)"
-			[[ $side == php ]] && ANCHOR_PHP_RPS=$rps
-			CPU_NOTES+="anchor c=$c $side: $(cpu_per_request "0 0 0" "${cpu[$side]}" "${asked[$side]}"); "
-		done
-		PHP_NOTES+="anchor c=$c: $(php_stored weave "one${c}x0" "${WEB_BASE}one${c}x0" r%), $(php_stored php "one${c}x0" "${PHP_BASE}one${c}x0" r%); "
 	done
 }
 ANCHOR_PHP_RPS=-
+declare -A ANCHOR_ONE_P99=()
+
+# one<c>x0 for one account (as before N was added), a<N>c<c>x0 .. x<N-1>.
+anchor_prefix() { # N CONC
+	(($1 == 1)) && echo "one${2}x" || echo "a${1}c${2}x"
+}
+anchor_label() { # N
+	(($1 == 1)) && echo "1 account" || echo "$1 accounts"
+}
+
+anchor_rounds() { # N CONC
+	local n=$1 c=$2 prefix r side first second rps recs p50 p99 errors vs_one
+	local cpu0 v0 w0
+	local -A posts spent lat cpu asked
+	prefix=$(anchor_prefix "$n" "$c")
+	if ((n > 1)); then
+		php_target weave
+		verify_all "$prefix" "$n"
+		warm_all "$prefix" "$n"
+	fi
+	for ((r = 1; r <= ANCHOR_ROUNDS; r++)); do
+		first=weave second=php
+		((r % 2)) || { first=php second=weave; }
+		for side in $first $second; do
+			php_target "$side"
+			anchor_post "$c" "$WARM" "$side" "$prefix" "$n" # warm-up, ids of its own
+			v0=$(cache_counts) w0=$(row_lock_waits)
+			cpu0=$(cpu_ticks)
+			anchor_post "$c" "$SECS" "$side" "$prefix" "$n"
+			cpu[$side]=$(cpu_add "${cpu[$side]:-0 0 0}" "$cpu0" "$(cpu_ticks)")
+			[[ $side == weave ]] && TURN_COUNTS+="anchor $n c=$c round $r: $(
+				count_changes "$v0" "$(cache_counts)")row_lock_waits+$(($(row_lock_waits) - w0)); "
+			asked[$side]=$((${asked[$side]:-0} + M_N))
+			posts[$side]=$((${posts[$side]:-0} + M_OK))
+			spent[$side]=$(echo "${spent[$side]:-0} + $M_SECS" | bc -l)
+			lat[$side]="$M_P50 $M_P99 $((M_N - M_OK))"
+		done
+	done
+	php_target weave
+	for side in php weave; do
+		rps=$(printf '%.1f' "$(echo "${posts[$side]} / ${spent[$side]}" | bc -l)")
+		recs=$(printf '%.0f' "$(echo "$rps * 100" | bc -l)")
+		read -r p50 p99 errors <<<"${lat[$side]}"
+		vs_one=-
+		if [[ $side == weave ]]; then
+			((n == 1)) && ANCHOR_ONE_P99[$c]=$p99
+			((n > 1)) && [[ -n ${ANCHOR_ONE_P99[$c]:-} ]] &&
+				vs_one="p99 x$(printf '%.2f' "$(echo "$p99 / ${ANCHOR_ONE_P99[$c]}" | bc -l)")"
+		fi
+		row "anchor upload $(anchor_label "$n")" "$c" "$([[ $side == php ]] && echo "php 1.0" || echo weave)" \
+			"$rps" "$recs" "$p50" "$p99" - - "$([[ $side == weave ]] && peak_memory weave.fcgi || echo -)" \
+			"$errors" "$vs_one" - "$([[ $side == weave ]] && ratio "$rps" "$ANCHOR_PHP_RPS" || echo -)"
+		[[ $side == php ]] && ANCHOR_PHP_RPS=$rps
+		CPU_NOTES+="anchor $n c=$c $side: $(cpu_per_request "0 0 0" "${cpu[$side]}" "${asked[$side]}"); "
+	done
+	PHP_NOTES+="anchor $n c=$c: $(php_stored weave "$prefix%" "$WEB_BASE${prefix}[0-9]+" r%), $(
+		php_stored php "$prefix%" "$PHP_BASE${prefix}[0-9]+" r%); "
+}
 
 # SUM plus the ticks between BEFORE and AFTER, kind by kind (cpu_ticks).
 cpu_add() { # SUM BEFORE AFTER
@@ -340,11 +373,11 @@ cpu_add() { # SUM BEFORE AFTER
 }
 
 # One timed upload run with ids of its own (a run number of its own).
-anchor_post() { # CONC SECONDS weave|php
+anchor_post() { # CONC SECONDS weave|php PREFIX USERS
 	RUN_NO=$((RUN_NO + 1))
-	BENCH_PREFIX="one${1}x" BENCH_USERS=1 BENCH_RANDOM=1 BENCH_RUN=$RUN_NO \
+	BENCH_PREFIX=$4 BENCH_USERS=$5 BENCH_RANDOM=1 BENCH_RUN=$RUN_NO \
 		BENCH_BASE=$(anchor_base "$3") WARM=0 \
-		wrk_measure "$1" "$2" "$BASE_URL" upload.lua "$(anchor_base "$3")one"
+		wrk_measure "$1" "$2" "$BASE_URL" upload.lua "$(anchor_base "$3")$4"
 }
 
 anchor_base() { [[ $1 == php ]] && echo "$PHP_BASE" || echo "$WEB_BASE"; }
