@@ -318,11 +318,12 @@ void change_board_note_address_lock(const char *address, int64_t until)
 	change_board_raise(address_slot(address), until);
 }
 
-void change_board_raise(_Atomic int64_t *word, int64_t value)
+int64_t change_board_raise(_Atomic int64_t *word, int64_t value)
 {
 	int64_t seen = atomic_load(word);
 	while (seen < value && !atomic_compare_exchange_weak(word, &seen, value))
 		;
+	return seen;
 }
 
 int64_t change_board_address_locked_until(const char *address)
@@ -415,16 +416,19 @@ uint64_t change_board_counter(enum board_counter c)
 	return board != NULL ? atomic_load(&board->counter[c]) : 0;
 }
 
-void change_board_sleep(_Atomic uint32_t *word, uint32_t seen, int64_t ms)
+void change_board_sleep(_Atomic uint32_t *word, uint32_t seen, int64_t ms, uint32_t bits)
 {
-	struct timespec limit = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+	/* FUTEX_WAIT_BITSET's limit is a time on the monotonic clock. */
+	int64_t until = monotonic_micros() + ms * 1000;
+	struct timespec limit = { .tv_sec = until / 1000000,
+				  .tv_nsec = (until % 1000000) * 1000 };
 	/* A shared (not private) futex: the word is in a file every
 	 * process maps. */
-	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT, seen, &limit, NULL, 0);
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_BITSET, seen, &limit, NULL, bits);
 }
 
-void change_board_wake(_Atomic uint32_t *word, int how_many)
+void change_board_wake(_Atomic uint32_t *word, int how_many, uint32_t bits)
 {
 	atomic_fetch_add(word, 1);
-	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE, how_many, NULL, NULL, 0);
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_BITSET, how_many, NULL, NULL, bits);
 }

@@ -173,14 +173,15 @@ void change_board_kdf_leave(int slot);
 /* Slots held now (weave-admin cache, tests). */
 int change_board_kdf_running(void);
 
-/* Sleep while *word (a word of the board) still holds seen, at most ms;
- * and wake up to how_many sleepers of word after changing it. */
-void change_board_sleep(_Atomic uint32_t *word, uint32_t seen, int64_t ms);
-void change_board_wake(_Atomic uint32_t *word, int how_many);
+/* Sleep while *word (a word of the board) still holds seen, at most ms,
+ * or until a wake for one of bits (not 0); and, after changing word,
+ * wake up to how_many of its sleepers whose bits meet bits. */
+void change_board_sleep(_Atomic uint32_t *word, uint32_t seen, int64_t ms, uint32_t bits);
+void change_board_wake(_Atomic uint32_t *word, int how_many, uint32_t bits);
 
 /* Raise *word (a word of the board) to at least value; a larger value
- * already there stays. */
-void change_board_raise(_Atomic int64_t *word, int64_t value);
+ * already there stays. Returns what it held before. */
+int64_t change_board_raise(_Atomic int64_t *word, int64_t value);
 
 /* Count one event / read a count (0 when the board is absent). */
 void change_board_count(enum board_counter c);

@@ -55,6 +55,29 @@ int64_t upload_order_stamp(struct upload_turn *t, int64_t floor)
 	return t->stamp;
 }
 
+/*
+ * The futex bit of a waiter for the upload stamped `stamp` before it: a
+ * pass wakes only the waiters it lets go (the upload right behind it, as
+ * a rule), not every upload of the account in flight. With all of them
+ * woken at each pass, one account at 32 connections cost 38 context
+ * switches per upload against 11 over many accounts.
+ */
+static uint32_t bit_of(int64_t stamp)
+{
+	return UINT32_C(1) << ((uint64_t)stamp & 31);
+}
+
+/* The bits of the stamps in (from, to]. */
+static uint32_t bits_between(int64_t from, int64_t to)
+{
+	if (to - from >= 32)
+		return UINT32_MAX;
+	uint32_t bits = 0;
+	for (int64_t s = from + 1; s <= to; s++)
+		bits |= bit_of(s);
+	return bits;
+}
+
 void upload_order_wait(struct upload_turn *t)
 {
 	struct upload_queue_slot *slot = t->held ? slot_of(t) : NULL;
@@ -75,7 +98,7 @@ void upload_order_wait(struct upload_turn *t)
 				 UPLOAD_TURN_WAIT_MS, (long long)t->before);
 			return;
 		}
-		change_board_sleep(&slot->wake, seen, left);
+		change_board_sleep(&slot->wake, seen, left, bit_of(t->before));
 	}
 }
 
@@ -85,12 +108,13 @@ void upload_order_pass(struct upload_turn *t)
 	t->held = false;
 	if (slot == NULL)
 		return;
-	change_board_raise(&slot->passed, t->stamp);
-	/* Only an upload in flight can be waiting, and this one still
-	 * counts itself: alone, nobody needs the syscall. One that enters
-	 * after this load sees passed raised before it would sleep. */
-	if (atomic_load(&slot->active) > 1)
-		change_board_wake(&slot->wake, INT_MAX);
+	int64_t was = change_board_raise(&slot->passed, t->stamp);
+	/* The waiters this pass lets go are those for a stamp in (was,
+	 * stamp]. Only an upload in flight can be waiting, and this one
+	 * still counts itself: alone, nobody needs the syscall. One that
+	 * enters after this load sees passed raised before it would sleep. */
+	if (was < t->stamp && atomic_load(&slot->active) > 1)
+		change_board_wake(&slot->wake, INT_MAX, bits_between(was, t->stamp));
 }
 
 void upload_order_leave(struct upload_turn *t)

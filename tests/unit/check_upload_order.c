@@ -115,6 +115,54 @@ START_TEST(test_an_upload_waits_for_the_one_before_in_another_process)
 }
 END_TEST
 
+/* Each waiter sleeps on a futex bit of the stamp it waits for: a pass
+ * must wake the upload it lets go, also when its own stamp moved after
+ * that one took its turn, and must not let go the ones further back. */
+START_TEST(test_a_pass_lets_go_only_the_upload_right_behind)
+{
+	open_board();
+	struct upload_turn first, second, third;
+	upload_order_enter(&first, "alice", 1000);
+	upload_order_enter(&second, "alice", 1000);
+	upload_order_enter(&third, "alice", 1000);
+	ck_assert_int_eq(third.before, second.stamp);
+	int to_child[2];
+	ck_assert_int_eq(pipe(to_child), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char go;
+		close(to_child[1]);
+		if (read(to_child[0], &go, 1) != 1)
+			_exit(2);
+		usleep(100 * 1000);
+		upload_order_pass(&first);
+		usleep(150 * 1000);
+		/* A newer write seen under the lock moved the second's stamp
+		 * 40 up (past every futex bit) before it passes. */
+		upload_order_stamp(&second, second.stamp + 40);
+		upload_order_pass(&second);
+		_exit(0);
+	}
+	close(to_child[0]);
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(write(to_child[1], "g", 1), 1);
+	upload_order_wait(&third);
+	int64_t waited = elapsed_ms(&t0);
+	ck_assert_int_ge(waited, 200);
+	ck_assert_int_lt(waited, UPLOAD_TURN_WAIT_MS);
+	int status;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(to_child[1]);
+	upload_order_leave(&first);
+	upload_order_leave(&second);
+	upload_order_leave(&third);
+	remove_board();
+}
+END_TEST
+
 START_TEST(test_the_wait_is_bounded_when_the_one_before_never_passes)
 {
 	open_board();
@@ -163,6 +211,7 @@ Suite *upload_order_suite(void)
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, test_stamps_rise_above_the_floor_and_every_stamp_handed);
 	tcase_add_test(tc, test_an_upload_waits_for_the_one_before_in_another_process);
+	tcase_add_test(tc, test_a_pass_lets_go_only_the_upload_right_behind);
 	tcase_add_test(tc, test_the_wait_is_bounded_when_the_one_before_never_passes);
 	tcase_add_test(tc, test_without_a_board_nothing_is_ordered);
 	suite_add_tcase(s, tc);
