@@ -77,43 +77,69 @@ START_TEST(test_stamps_rise_above_the_floor_and_every_stamp_handed)
 }
 END_TEST
 
-START_TEST(test_an_upload_waits_for_the_one_before_in_another_process)
+/* Another FastCGI process: runs passes(turns) once told to go; this one
+ * then sleeps in upload_order_wait(waiter). Returns how long it waited. */
+static int64_t wait_while_another_passes(void (*passes)(struct upload_turn *),
+					 struct upload_turn *turns, struct upload_turn *waiter)
 {
-	open_board();
-	struct upload_turn first, second;
-	upload_order_enter(&first, "alice", 1000);
-	upload_order_enter(&second, "alice", 1000);
 	int to_child[2];
 	ck_assert_int_eq(pipe(to_child), 0);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		/* Another FastCGI process: holds the first turn a while. */
 		char go;
 		close(to_child[1]);
 		if (read(to_child[0], &go, 1) != 1)
 			_exit(2);
-		usleep(150 * 1000);
-		upload_order_pass(&first);
+		passes(turns);
 		_exit(0);
 	}
 	close(to_child[0]);
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ck_assert_int_eq(write(to_child[1], "g", 1), 1);
-	upload_order_wait(&second);
+	upload_order_wait(waiter);
 	int64_t waited = elapsed_ms(&t0);
-	/* Woken by the pass, not by the bound. */
-	ck_assert_int_ge(waited, 100);
-	ck_assert_int_lt(waited, UPLOAD_TURN_WAIT_MS);
 	int status;
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	close(to_child[1]);
-	upload_order_leave(&second);
+	return waited;
+}
+
+/* Holds the first turn a while. */
+static void pass_the_first_late(struct upload_turn *turns)
+{
+	usleep(150 * 1000);
+	upload_order_pass(&turns[0]);
+}
+
+START_TEST(test_an_upload_waits_for_the_one_before_in_another_process)
+{
+	open_board();
+	struct upload_turn t[2];
+	upload_order_enter(&t[0], "alice", 1000);
+	upload_order_enter(&t[1], "alice", 1000);
+	int64_t waited = wait_while_another_passes(pass_the_first_late, t, &t[1]);
+	/* Woken by the pass, not by the bound. */
+	ck_assert_int_ge(waited, 100);
+	ck_assert_int_lt(waited, UPLOAD_TURN_WAIT_MS);
+	upload_order_leave(&t[1]);
 	remove_board();
 }
 END_TEST
+
+/* The first passes after 100 ms; 150 ms later a newer write seen under
+ * the lock moves the second's stamp 40 up (past every futex bit) before
+ * it passes. */
+static void pass_two_the_second_moved(struct upload_turn *turns)
+{
+	usleep(100 * 1000);
+	upload_order_pass(&turns[0]);
+	usleep(150 * 1000);
+	upload_order_stamp(&turns[1], turns[1].stamp + 40);
+	upload_order_pass(&turns[1]);
+}
 
 /* Each waiter sleeps on a futex bit of the stamp it waits for: a pass
  * must wake the upload it lets go, also when its own stamp moved after
@@ -121,44 +147,15 @@ END_TEST
 START_TEST(test_a_pass_lets_go_only_the_upload_right_behind)
 {
 	open_board();
-	struct upload_turn first, second, third;
-	upload_order_enter(&first, "alice", 1000);
-	upload_order_enter(&second, "alice", 1000);
-	upload_order_enter(&third, "alice", 1000);
-	ck_assert_int_eq(third.before, second.stamp);
-	int to_child[2];
-	ck_assert_int_eq(pipe(to_child), 0);
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		char go;
-		close(to_child[1]);
-		if (read(to_child[0], &go, 1) != 1)
-			_exit(2);
-		usleep(100 * 1000);
-		upload_order_pass(&first);
-		usleep(150 * 1000);
-		/* A newer write seen under the lock moved the second's stamp
-		 * 40 up (past every futex bit) before it passes. */
-		upload_order_stamp(&second, second.stamp + 40);
-		upload_order_pass(&second);
-		_exit(0);
-	}
-	close(to_child[0]);
-	struct timespec t0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ck_assert_int_eq(write(to_child[1], "g", 1), 1);
-	upload_order_wait(&third);
-	int64_t waited = elapsed_ms(&t0);
+	struct upload_turn t[3];
+	for (int i = 0; i < 3; i++)
+		upload_order_enter(&t[i], "alice", 1000);
+	ck_assert_int_eq(t[2].before, t[1].stamp);
+	int64_t waited = wait_while_another_passes(pass_two_the_second_moved, t, &t[2]);
 	ck_assert_int_ge(waited, 200);
 	ck_assert_int_lt(waited, UPLOAD_TURN_WAIT_MS);
-	int status;
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	close(to_child[1]);
-	upload_order_leave(&first);
-	upload_order_leave(&second);
-	upload_order_leave(&third);
+	for (int i = 0; i < 3; i++)
+		upload_order_leave(&t[i]);
 	remove_board();
 }
 END_TEST
