@@ -22,7 +22,9 @@
  * and before an upload that locks late asks for the row lock it waits
  * until the upload before it holds that lock (or is gone). InnoDB then
  * grants the lock in the same order, each upload finds last_write below
- * its own stamp and keeps it.
+ * its own stamp and keeps it. The sleepers of a slot share one futex
+ * word, each on the bit of the stamp it waits for, so a pass wakes the
+ * upload right behind it and not the whole queue.
  *
  * The order is only an optimisation: the stamp stays decided under the
  * row lock (write_lock.c), so an upload that stops waiting (a bounded
