@@ -49,22 +49,31 @@ void account_cache_init(int64_t row_seconds, int64_t credential_seconds)
 }
 
 /* username's entry at now, and its tag; false (and *e a fresh entry for
- * id, when id is not 0) if there is none of that account. */
-static bool find(const char *username, int64_t id, int64_t now, struct entry *e,
-		 uint64_t *tag)
+ * id, when id is not 0) if there is none of that account. settled: wait
+ * out a write in progress (shared_table_get_settled). */
+static bool find_in(const char *username, int64_t id, int64_t now, struct entry *e,
+		    uint64_t *tag, bool settled)
 {
 	uint64_t name[2];
 	*tag = 0;
 	if (!cache_key_name(username, name))
 		return false;
 	*tag = name[0];
-	if (shared_table_get(change_board_table(BOARD_ACCOUNTS), name[0], now, e->w) &&
+	struct shared_table *t = change_board_table(BOARD_ACCOUNTS);
+	if ((settled ? shared_table_get_settled(t, name[0], now, e->w)
+		     : shared_table_get(t, name[0], now, e->w)) &&
 	    e->w[NAME_CHECK] == name[1] && (id == 0 || (int64_t)e->w[ID] == id))
 		return true;
 	memset(e, 0, sizeof *e);
 	e->w[NAME_CHECK] = name[1];
 	e->w[ID] = (uint64_t)id;
 	return false;
+}
+
+static bool find(const char *username, int64_t id, int64_t now, struct entry *e,
+		 uint64_t *tag)
+{
+	return find_in(username, id, now, e, tag, false);
 }
 
 static int64_t later(int64_t a, int64_t b)
@@ -173,18 +182,30 @@ bool account_cache_login(const char *username, const char *password, size_t len,
 	return hit;
 }
 
-bool account_cache_credential_ok(const struct user *u, const char *password,
-				 size_t len, int64_t now)
+static bool credential_kept(const struct user *u, const char *password, size_t len,
+			    int64_t now, bool settled)
 {
 	struct entry e;
 	uint64_t tag;
 	unsigned char fp[CACHE_MAC_BYTES];
-	bool hit = credential_ttl > 0 && find(u->username, u->id, now, &e, &tag) &&
+	bool hit = credential_ttl > 0 && find_in(u->username, u->id, now, &e, &tag, settled) &&
 		   cache_key_fingerprint(u->password_hash, fp) &&
 		   credential_holds(&e, fp, password, len, now);
 	OPENSSL_cleanse(&e, sizeof e);
 	OPENSSL_cleanse(fp, sizeof fp);
 	return hit;
+}
+
+bool account_cache_credential_ok(const struct user *u, const char *password,
+				 size_t len, int64_t now)
+{
+	return credential_kept(u, password, len, now, false);
+}
+
+bool account_cache_credential_settled(const struct user *u, const char *password,
+				      size_t len, int64_t now)
+{
+	return credential_kept(u, password, len, now, true);
 }
 
 void account_cache_credential_put(const struct user *u, const char *password,

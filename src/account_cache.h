@@ -99,6 +99,12 @@ bool account_cache_login(const char *username, const char *password, size_t len,
 bool account_cache_credential_ok(const struct user *u, const char *password,
 				 size_t len, int64_t now);
 
+/* The same, but an entry being written is waited for, not a miss
+ * (shared_table_get_settled): for a process about to run the KDF, which
+ * a credential just stored makes needless. */
+bool account_cache_credential_settled(const struct user *u, const char *password,
+				      size_t len, int64_t now);
+
 /* The KDF accepted password for u's stored hash at now: keep the verifier. */
 void account_cache_credential_put(const struct user *u, const char *password,
 				  size_t len, int64_t now);

@@ -126,6 +126,39 @@ bool shared_table_get(const struct shared_table *t, uint64_t tag, int64_t now,
 	return false;
 }
 
+/* Is e mid-write by a live writer (not a dead one's leftovers)? */
+static bool live_write(const struct shared_table *t, word *e)
+{
+	if (!(atomic_load_explicit(&e[SEQ], memory_order_acquire) & 1))
+		return false;
+	uint64_t held = atomic_load_explicit(&e[CLAIM], memory_order_relaxed);
+	return held != 0 && now_ms() - (held >> PID_BITS) < t->claim_timeout_ms;
+}
+
+static bool set_being_written(const struct shared_table *t, word *set)
+{
+	for (size_t w = 0; w < t->ways; w++)
+		if (live_write(t, way_of(t, set, w)))
+			return true;
+	return false;
+}
+
+bool shared_table_get_settled(const struct shared_table *t, uint64_t tag, int64_t now,
+			      uint64_t *out)
+{
+	uint64_t began = now_ms();
+	while (!shared_table_get(t, tag, now, out)) {
+		if (t->region == NULL || tag == 0 || !set_being_written(t, set_of(t, tag)) ||
+		    now_ms() - began >= t->claim_timeout_ms)
+			return false;
+		/* A write is a few stores: a writer still at it was
+		 * preempted, and will run again within a time slice. */
+		struct timespec pause = { 0, 100000 };
+		nanosleep(&pause, NULL);
+	}
+	return true;
+}
+
 /* The entry a put of tag writes: tag's own, an empty or expired one, or
  * the least recently used. */
 static word *victim(const struct shared_table *t, uint64_t tag, int64_t now)
@@ -226,12 +259,10 @@ static bool tag_live(const struct shared_table *t, word *set, const word *skip,
 		word *e = way_of(t, set, w);
 		if (e == skip)
 			continue;
-		if (atomic_load_explicit(&e[SEQ], memory_order_acquire) & 1) {
-			uint64_t held = atomic_load_explicit(&e[CLAIM], memory_order_relaxed);
-			if (held != 0 && now_ms() - (held >> PID_BITS) < t->claim_timeout_ms)
-				return true; /* a live writer: perhaps of tag */
-			continue;            /* a dead writer's leftovers */
-		}
+		if (live_write(t, e))
+			return true; /* perhaps of tag */
+		if (atomic_load_explicit(&e[SEQ], memory_order_acquire) & 1)
+			continue; /* a dead writer's leftovers */
 		if (atomic_load_explicit(&e[TAG], memory_order_relaxed) == tag &&
 		    (int64_t)atomic_load_explicit(&e[EXPIRES], memory_order_relaxed) > now)
 			return true;

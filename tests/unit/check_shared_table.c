@@ -163,25 +163,41 @@ START_TEST(test_no_torn_reads_between_processes)
 }
 END_TEST
 
-/* A writer killed mid-write: its entry is a miss, not a wait, and its
- * claim is taken over once it is stale. */
-START_TEST(test_a_dead_writer_is_recovered_from)
+/* A table of one set of ways entries, claims stale after claim_ms, that
+ * holds tag 9. */
+static struct shared_table one_set_holding_9(uint32_t ways, uint32_t claim_ms)
 {
-	struct shared_table t = shared_new(1, 1);
-	t.claim_timeout_ms = 100;
-	uint64_t in[WORDS], out[WORDS];
+	struct shared_table t = shared_new(1, ways);
+	t.claim_timeout_ms = claim_ms;
+	uint64_t in[WORDS];
 	payload(9, 1, in);
 	ck_assert(shared_table_put(&t, 9, NOW + 100, NOW, in));
+	return t;
+}
+
+/* A writer of tag killed mid-write, in another process: its entry is
+ * left odd, half written, its claim fresh. */
+static void abandon_a_write_in_a_child(struct shared_table *t, uint64_t tag)
+{
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		uint64_t half[WORDS];
-		payload(9, 2, half);
-		_exit(shared_table_test_abandon_write(&t, 9, NOW, half) ? 0 : 1);
+		payload(tag, 2, half);
+		_exit(shared_table_test_abandon_write(t, tag, NOW, half) ? 0 : 1);
 	}
 	int status;
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* A writer killed mid-write: its entry is a miss, not a wait, and its
+ * claim is taken over once it is stale. */
+START_TEST(test_a_dead_writer_is_recovered_from)
+{
+	struct shared_table t = one_set_holding_9(1, 100);
+	uint64_t in[WORDS], out[WORDS];
+	abandon_a_write_in_a_child(&t, 9);
 	/* Readers do not wait for it: a miss at once. */
 	ck_assert(!shared_table_get(&t, 9, NOW, out));
 	/* A fresh claim is respected ... */
@@ -192,6 +208,29 @@ START_TEST(test_a_dead_writer_is_recovered_from)
 	ck_assert(shared_table_put(&t, 9, NOW + 100, NOW, in));
 	ck_assert(shared_table_get(&t, 9, NOW, out));
 	ck_assert_mem_eq(in, out, sizeof in);
+	shared_free(&t);
+}
+END_TEST
+
+/* A reader about to do something costly waits out a write in progress,
+ * and only that: a write left by a dead writer holds it up to the claim
+ * timeout, a whole entry or an absent tag not at all. */
+START_TEST(test_a_settled_read_waits_only_for_a_live_write)
+{
+	struct shared_table t = one_set_holding_9(2, 200);
+	uint64_t out[WORDS];
+	int64_t t0 = monotonic_ms();
+	ck_assert(shared_table_get_settled(&t, 9, NOW, out));
+	ck_assert(!shared_table_get_settled(&t, 4, NOW, out));
+	ck_assert_int_lt(monotonic_ms() - t0, 50);
+	abandon_a_write_in_a_child(&t, 9);
+	t0 = monotonic_ms();
+	ck_assert(!shared_table_get(&t, 9, NOW, out));
+	ck_assert_int_lt(monotonic_ms() - t0, 50);
+	/* The writer's claim looks live for 200 ms: the settled read waits
+	 * that long, then finds the write abandoned and misses. */
+	ck_assert(!shared_table_get_settled(&t, 9, NOW, out));
+	ck_assert_int_ge(monotonic_ms() - t0, 150);
 	shared_free(&t);
 }
 END_TEST
@@ -587,6 +626,7 @@ Suite *shared_table_suite(void)
 	tcase_add_test(tc, test_eviction_takes_expired_then_least_recently_used);
 	tcase_add_test(tc, test_no_torn_reads_between_processes);
 	tcase_add_test(tc, test_a_dead_writer_is_recovered_from);
+	tcase_add_test(tc, test_a_settled_read_waits_only_for_a_live_write);
 	tcase_add_test(tc, test_late_stores_of_a_stalled_writer_are_a_miss);
 	tcase_add_test(tc, test_add_is_exclusive);
 	tcase_add_test(tc, test_credentials_verified_in_one_process_serve_all);
