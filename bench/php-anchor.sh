@@ -282,7 +282,7 @@ php_turns() { # OP N CONC
 # bench/run anchor: 100 new records per POST, weave and the anchor back to
 # back in ANCHOR_ROUNDS rounds of SECS, alternating which goes first, each
 # after a warm-up of WARM s of its own; each row gives the rounds' answered
-# POSTs over their total time (p50/p99: the last round). The accounts: for
+# POSTs over their total time and the p50/p99 of all its timed rounds. The accounts: for
 # each N of ANCHOR_USERS and each concurrency, N of their own on each side
 # (anchor_prefix), every POST to one picked at random among them, with ids
 # new in every round and thread (upload.lua, BENCH_RANDOM=1). Over N > 1
@@ -322,8 +322,10 @@ anchor_label() { # N
 anchor_rounds() { # N CONC
 	local n=$1 c=$2 prefix r side first second rps recs p50 p99 errors vs_one
 	local cpu0 v0 w0
-	local -A posts spent lat cpu asked
+	local -A posts spent errs cpu asked
 	prefix=$(anchor_prefix "$n" "$c")
+	: >"$STACK/anchor-weave.lat"
+	: >"$STACK/anchor-php.lat"
 	if ((n > 1)); then
 		php_target weave
 		verify_all "$prefix" "$n"
@@ -338,20 +340,22 @@ anchor_rounds() { # N CONC
 			v0=$(cache_counts) w0=$(row_lock_waits)
 			cpu0=$(cpu_ticks)
 			anchor_post "$c" "$SECS" "$side" "$prefix" "$n"
+			cat "$STACK/lat.tmp" >>"$STACK/anchor-$side.lat" # log_stats' latencies
 			cpu[$side]=$(cpu_add "${cpu[$side]:-0 0 0}" "$cpu0" "$(cpu_ticks)")
 			[[ $side == weave ]] && TURN_COUNTS+="anchor $n c=$c round $r: $(
 				count_changes "$v0" "$(cache_counts)")row_lock_waits+$(($(row_lock_waits) - w0)); "
 			asked[$side]=$((${asked[$side]:-0} + M_N))
 			posts[$side]=$((${posts[$side]:-0} + M_OK))
 			spent[$side]=$(echo "${spent[$side]:-0} + $M_SECS" | bc -l)
-			lat[$side]="$M_P50 $M_P99 $((M_N - M_OK))"
+			errs[$side]=$((${errs[$side]:-0} + M_N - M_OK))
 		done
 	done
 	php_target weave
 	for side in php weave; do
 		rps=$(printf '%.1f' "$(echo "${posts[$side]} / ${spent[$side]}" | bc -l)")
 		recs=$(printf '%.0f' "$(echo "$rps * 100" | bc -l)")
-		read -r p50 p99 errors <<<"${lat[$side]}"
+		read -r p50 p99 < <(percentiles "$STACK/anchor-$side.lat")
+		errors=${errs[$side]}
 		vs_one=-
 		if [[ $side == weave ]]; then
 			((n == 1)) && ANCHOR_ONE_P99[$c]=$p99
