@@ -93,8 +93,7 @@ CREATE TABLE IF NOT EXISTS wbo (
   expires BIGINT NOT NULL DEFAULT 9223372036854775807
     COMMENT 'absolute expiry in centiseconds (ttl)',
   PRIMARY KEY (user_id, collection, id),
-  KEY by_modified (user_id, collection, modified),
-  KEY by_expires (expires)
+  KEY by_modified (user_id, collection, modified)
 ) ENGINE=InnoDB;
 -- Earlier releases kept a key for each of the parentid and predecessorid
 -- filters and one for sort=index. No client we know sends those filters
@@ -105,10 +104,14 @@ CREATE TABLE IF NOT EXISTS wbo (
 -- key cost every record written an index entry; the sortindex one, whose
 -- values land anywhere in the account's range, about a quarter of the
 -- database's work per upload (docs/performance.md, "Two keys fewer" and
--- "Uploads, session 13"). Dropping a key is instant, and so is this
--- statement once they are gone.
+-- "Uploads, session 13"). A key on expires went too: weave-admin purge
+-- walks the accounts through the primary key instead (tools/db_admin.c),
+-- and that key's entries, one per record like the primary key's, were a
+-- fifth of the database's work per upload over many accounts ("Uploads,
+-- session 16"). Dropping a key is instant, and so is this statement once
+-- they are gone.
 ALTER TABLE wbo DROP INDEX IF EXISTS by_parentid, DROP INDEX IF EXISTS by_predecessorid,
-  DROP INDEX IF EXISTS by_sortindex;
+  DROP INDEX IF EXISTS by_sortindex, DROP INDEX IF EXISTS by_expires;
 
 -- Challenges that already verified once (captcha.c), kept until they expire.
 CREATE TABLE IF NOT EXISTS captcha_used (nonce VARBINARY(16) NOT NULL, expires BIGINT NOT NULL, PRIMARY KEY (nonce), KEY by_expires (expires)) ENGINE=InnoDB;

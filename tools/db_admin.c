@@ -18,6 +18,7 @@ enum admin_stmt {
 	USAGE_BY_USER,
 	COUNT_EXPIRED_ALL,
 	COUNT_EXPIRED_USER,
+	NEXT_ACCOUNT,
 	PURGE_BATCH,
 	EXPORT_RECORDS,
 	EXPORT_ONE,
@@ -57,8 +58,9 @@ static const char *const admin_sql[ADMIN_STMT__MAX] = {
 		"FROM wbo WHERE expires > ? GROUP BY user_id ORDER BY user_id",
 	[COUNT_EXPIRED_ALL] = "SELECT COUNT(*) FROM wbo WHERE expires <= ?",
 	[COUNT_EXPIRED_USER] = "SELECT COUNT(*) FROM wbo WHERE user_id = ? AND expires <= ?",
-	/* Through the by_expires index; the statement is its own short transaction. */
-	[PURGE_BATCH] = "DELETE FROM wbo WHERE expires <= ? LIMIT ?",
+	/* Both through the primary key, whose first column is user_id. */
+	[NEXT_ACCOUNT] = "SELECT MIN(user_id) FROM wbo WHERE user_id > ?",
+	[PURGE_BATCH] = "DELETE FROM wbo WHERE user_id = ? AND expires <= ? LIMIT ?",
 	[EXPORT_RECORDS] = "SELECT " RECORD_COLUMNS " FROM wbo WHERE user_id = ? "
 			   "ORDER BY collection, id",
 	[EXPORT_ONE] = "SELECT " RECORD_COLUMNS " FROM wbo WHERE user_id = ? "
@@ -247,12 +249,19 @@ enum db_status db_admin_count_expired(int64_t user_id, int64_t now,
 
 /* ---- purge --------------------------------------------------------------------- */
 
-enum db_status db_admin_purge_batch(int64_t now, int64_t batch,
+enum db_status db_admin_next_account_with_records(int64_t after, int64_t *user_id)
+{
+	struct db_param p[] = { DB_INT(after) };
+	*user_id = 0;
+	return db_run(admin_sql[NEXT_ACCOUNT], p, 1, int_row, user_id, NULL);
+}
+
+enum db_status db_admin_purge_batch(int64_t user_id, int64_t now, int64_t batch,
 				    uint64_t *deleted)
 {
-	struct db_param p[] = { DB_INT(now), DB_INT(batch) };
+	struct db_param p[] = { DB_INT(user_id), DB_INT(now), DB_INT(batch) };
 	*deleted = 0;
-	return db_run(admin_sql[PURGE_BATCH], p, 2, NULL, NULL, deleted);
+	return db_run(admin_sql[PURGE_BATCH], p, 3, NULL, NULL, deleted);
 }
 
 /* ---- export and import -------------------------------------------------------------- */

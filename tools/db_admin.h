@@ -75,12 +75,20 @@ enum db_status db_admin_count_expired(int64_t user_id, int64_t now,
 /* ---- purge --------------------------------------------------------------- */
 
 /*
- * Delete at most `batch` expired records (expires <= now) in one short
- * statement of its own (autocommit), through the expires index, so a
- * purge run never holds many locks for long. *deleted gets the count;
- * fewer than `batch` means nothing expired is left.
+ * wbo has no key on expires (its entries cost every upload a fifth of its
+ * database work), so purge walks the accounts through the primary key:
+ * the first account above `after` that has records here (0: none left),
+ * then its expired records.
  */
-enum db_status db_admin_purge_batch(int64_t now, int64_t batch,
+enum db_status db_admin_next_account_with_records(int64_t after, int64_t *user_id);
+
+/*
+ * Delete at most `batch` of one account's expired records (expires <= now)
+ * in one short statement of its own (autocommit); under READ COMMITTED it
+ * keeps locks only on the rows it deletes. *deleted gets the count; fewer
+ * than `batch` means nothing expired is left in that account.
+ */
+enum db_status db_admin_purge_batch(int64_t user_id, int64_t now, int64_t batch,
 				    uint64_t *deleted);
 
 /* ---- export and import ----------------------------------------------------- */

@@ -61,8 +61,9 @@ static const struct command commands[] = {
 	  "IF NOT EXISTS, so on an installed database only what is missing is\n"
 	  "added (an index missing from an existing table is recreated), keys\n"
 	  "that older releases made and the schema no longer has (wbo's\n"
-	  "by_parentid, by_predecessorid, by_sortindex) are dropped, and the\n"
-	  "schema version is recorded. Running it again is harmless.", CMD_NO_SCHEMA },
+	  "by_parentid, by_predecessorid, by_sortindex, by_expires) are dropped,\n"
+	  "and the schema version is recorded. Running it again is harmless.",
+	  CMD_NO_SCHEMA },
 	{ "db upgrade", 0, 0, 0, cmd_db_init, "",
 	  "same as db init",
 	  "Same as 'db init': bring an installed schema up to this version.",
@@ -236,9 +237,10 @@ static const struct command commands[] = {
 	  OPT(OPT_BATCH) | OPT(OPT_PAUSE) | OPT(OPT_DRY_RUN) | OPT(OPT_QUIET) | OPT(OPT_JSON),
 	  cmd_purge, "[--batch N] [--pause MS] [--dry-run] [--quiet] [--json]",
 	  "remove expired (ttl) records and old record history in small batches",
-	  "Delete records whose ttl has expired, --batch records (default 1000)\n"
-	  "per short transaction with a --pause (default 50 ms) between batches,\n"
-	  "so it can run from cron while the server serves, failed-login\n"
+	  "Delete records whose ttl has expired, account after account, --batch\n"
+	  "records (default 1000) per short transaction with a --pause (default\n"
+	  "50 ms) after each batch that deleted some, so it can run from cron\n"
+	  "while the server serves (it reads every record once), failed-login\n"
 	  "counters whose window has ended, and record history older than\n"
 	  "history_days (all of it when history_days is 0), --batch logged writes\n"
 	  "with their kept versions at a time. --dry-run only counts; --quiet\n"

@@ -705,6 +705,29 @@ def test_purge_while_serving():
     assert p.stdout == "" and p.stderr == ""
 
 
+
+def test_purge_walks_every_account_in_batches():
+    # There is no expiry key: purge visits account after account. An
+    # account with nothing expired sits between two with five each, and
+    # --batch 2 makes each of those take three statements.
+    users = [new_user(f"walk{i}") for i in range(3)]
+    past = int(time.time() * 100) - 100000
+    for i, (name, pw) in enumerate(users):
+        if i != 1:
+            expect(0, "import", name, "-", input="".join(
+                json.dumps({"collection": "forms", "id": f"old{k}", "modified": past - 10,
+                            "expires": past, "payload": "gone"}) + "\n" for k in range(5)))
+        post(name, pw, "forms", [{"id": "kept", "payload": f"of {name}"}])
+    p = expect(0, "purge", "--batch", "2")
+    m = re.search(r"purged (\d+) expired records in (\d+) batches", p.stdout)
+    assert m and int(m.group(1)) >= 10 and int(m.group(2)) >= 6, p.stdout
+    names = ", ".join(f"'{name}'" for name, _ in users)
+    left = scalar("SELECT COUNT(*) FROM wbo w JOIN users u ON u.id = w.user_id "
+                  f"WHERE u.username IN ({names}) AND w.id LIKE 'old%'")
+    assert left == "0", left
+    for name, pw in users:
+        assert full(name, pw, "forms")["kept"]["payload"] == f"of {name}"
+
 def test_stats_json_shape():
     name, pw = new_user("stats")
     post(name, pw, "clients", [{"id": "c", "payload": "x" * 5000}])
