@@ -416,12 +416,12 @@ uint64_t change_board_counter(enum board_counter c)
 	return board != NULL ? atomic_load(&board->counter[c]) : 0;
 }
 
-void change_board_sleep(_Atomic uint32_t *word, uint32_t seen, int64_t ms, uint32_t bits)
+void change_board_sleep(_Atomic uint32_t *word, uint32_t seen, int64_t until_ms,
+			uint32_t bits)
 {
 	/* FUTEX_WAIT_BITSET's limit is a time on the monotonic clock. */
-	int64_t until = monotonic_micros() + ms * 1000;
-	struct timespec limit = { .tv_sec = until / 1000000,
-				  .tv_nsec = (until % 1000000) * 1000 };
+	struct timespec limit = { .tv_sec = until_ms / 1000,
+				  .tv_nsec = (until_ms % 1000) * 1000000 };
 	/* A shared (not private) futex: the word is in a file every
 	 * process maps. */
 	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_BITSET, seen, &limit, NULL, bits);

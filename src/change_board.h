@@ -173,10 +173,12 @@ void change_board_kdf_leave(int slot);
 /* Slots held now (weave-admin cache, tests). */
 int change_board_kdf_running(void);
 
-/* Sleep while *word (a word of the board) still holds seen, at most ms,
- * or until a wake for one of bits (not 0); and, after changing word,
- * wake up to how_many of its sleepers whose bits meet bits. */
-void change_board_sleep(_Atomic uint32_t *word, uint32_t seen, int64_t ms, uint32_t bits);
+/* Sleep while *word (a word of the board) still holds seen, until until_ms
+ * on the monotonic clock (monotonic_ms) at the latest, or until a wake for
+ * one of bits (not 0); and, after changing word, wake up to how_many of
+ * its sleepers whose bits meet bits. */
+void change_board_sleep(_Atomic uint32_t *word, uint32_t seen, int64_t until_ms,
+			uint32_t bits);
 void change_board_wake(_Atomic uint32_t *word, int how_many, uint32_t bits);
 
 /* Raise *word (a word of the board) to at least value; a larger value

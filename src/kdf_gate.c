@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -15,7 +14,7 @@
 #include "util.h"
 
 #define CLAIM_SECONDS 3      /* a claim lasts at most this */
-#define WAIT_STEP_NS 2000000 /* how often a waiter looks again */
+#define WAIT_STEP_US 2000 /* how often a waiter looks again */
 
 static int bound = 1;
 
@@ -25,19 +24,13 @@ void kdf_gate_init(int64_t max_concurrent)
 	bound = max_concurrent > 0 ? (int)max_concurrent : cores > 0 ? (int)cores : 1;
 }
 
-static void pause_a_little(void)
-{
-	struct timespec ts = { 0, WAIT_STEP_NS };
-	nanosleep(&ts, NULL);
-}
-
 int kdf_gate_enter(void)
 {
-	for (int waited = 0; waited * (WAIT_STEP_NS / 1000000) < KDF_WAIT_MS; waited++) {
+	for (int waited = 0; waited * (WAIT_STEP_US / 1000) < KDF_WAIT_MS; waited++) {
 		int slot = change_board_kdf_enter(bound, now_seconds());
 		if (slot >= 0)
 			return slot;
-		pause_a_little();
+		sleep_micros(WAIT_STEP_US);
 	}
 	change_board_count(BOARD_KDF_BUSY);
 	return -1;
@@ -93,7 +86,7 @@ bool kdf_gate_claim(const struct user *u, const char *password, size_t len,
 	OPENSSL_cleanse(fp, sizeof fp);
 	if (!keyed)
 		return false;
-	for (long step = 0; step < CLAIM_SECONDS * 1000000000L / WAIT_STEP_NS; step++) {
+	for (long step = 0; step < CLAIM_SECONDS * 1000000L / WAIT_STEP_US; step++) {
 		int64_t now = now_seconds();
 		if (account_cache_credential_settled(u, password, len, now)) {
 			change_board_count(BOARD_CREDENTIAL_WAITS);
@@ -104,7 +97,7 @@ bool kdf_gate_claim(const struct user *u, const char *password, size_t len,
 			claim->held = true; /* a claim of ours left behind */
 		if (claim->held || take(claim, pid, now))
 			break;
-		pause_a_little();
+		sleep_micros(WAIT_STEP_US);
 	}
 	/* The holder may have stored its credential and left between our
 	 * look at the credential and our look at the claim: look again now

@@ -3,7 +3,6 @@
 
 #include <stdatomic.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -46,7 +45,8 @@ void shared_table_attach(struct shared_table *t, void *region, uint32_t sets,
 	t->claim_timeout_ms = DEFAULT_CLAIM_TIMEOUT_MS;
 }
 
-/* Milliseconds on a clock every process of the host shares. */
+/* Milliseconds on a clock every process of the host shares, unsigned so
+ * that the ages below (now - a claim's time) need no casts. */
 static uint64_t now_ms(void)
 {
 	return (uint64_t)monotonic_ms();
@@ -126,13 +126,19 @@ bool shared_table_get(const struct shared_table *t, uint64_t tag, int64_t now,
 	return false;
 }
 
+/* Is a claim (CLAIM's value) held by a live writer at time ms? A claim
+ * older than the timeout is a dead (or stalled) writer's leftover. */
+static bool claim_live(const struct shared_table *t, uint64_t held, uint64_t ms)
+{
+	return held != 0 && ms - (held >> PID_BITS) < t->claim_timeout_ms;
+}
+
 /* Is e mid-write by a live writer (not a dead one's leftovers)? */
 static bool live_write(const struct shared_table *t, word *e)
 {
 	if (!(atomic_load_explicit(&e[SEQ], memory_order_acquire) & 1))
 		return false;
-	uint64_t held = atomic_load_explicit(&e[CLAIM], memory_order_relaxed);
-	return held != 0 && now_ms() - (held >> PID_BITS) < t->claim_timeout_ms;
+	return claim_live(t, atomic_load_explicit(&e[CLAIM], memory_order_relaxed), now_ms());
 }
 
 static bool set_being_written(const struct shared_table *t, word *set)
@@ -153,8 +159,7 @@ bool shared_table_get_settled(const struct shared_table *t, uint64_t tag, int64_
 			return false;
 		/* A write is a few stores: a writer still at it was
 		 * preempted, and will run again within a time slice. */
-		struct timespec pause = { 0, 100000 };
-		nanosleep(&pause, NULL);
+		sleep_micros(100);
 	}
 	return true;
 }
@@ -189,7 +194,7 @@ static uint64_t claim(const struct shared_table *t, word *e)
 	uint64_t ms = now_ms();
 	uint64_t token = ms << PID_BITS | ((uint64_t)getpid() & ((1u << PID_BITS) - 1));
 	uint64_t held = atomic_load_explicit(&e[CLAIM], memory_order_relaxed);
-	if (held != 0 && ms - (held >> PID_BITS) < t->claim_timeout_ms)
+	if (claim_live(t, held, ms))
 		return 0;
 	/* Free, or left by a writer that died (or stalled) mid-write. */
 	if (!atomic_compare_exchange_strong(&e[CLAIM], &held, token))

@@ -2,7 +2,6 @@
 #include "txn.h"
 
 #include <stdbool.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -19,9 +18,8 @@ static void pause_before_retry(int attempt)
 	if (seed == 0)
 		seed = (unsigned int)getpid() ^ (unsigned int)now_centiseconds();
 	seed = seed * 1103515245u + 12345u;
-	long ms = (long)(1 + (seed >> 16) % 8) << attempt; /* up to 256 ms */
-	struct timespec ts = { 0, ms * 1000000L };
-	nanosleep(&ts, NULL);
+	int64_t ms = (int64_t)(1 + (seed >> 16) % 8) << attempt; /* up to 256 ms */
+	sleep_micros(ms * 1000);
 }
 
 int txn_run(struct request *req, struct response *resp, txn_attempt_fn attempt,

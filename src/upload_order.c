@@ -90,15 +90,14 @@ void upload_order_wait(struct upload_turn *t)
 		uint32_t seen = atomic_load(&slot->wake);
 		if (atomic_load(&slot->passed) >= t->before)
 			return;
-		int64_t left = deadline - monotonic_ms();
-		if (left <= 0) {
+		if (monotonic_ms() >= deadline) {
 			change_board_count(BOARD_TURN_TIMEOUTS);
 			log_info("upload waited %d ms for the account's upload before it "
 				 "(stamp %lld) and goes on: it may have to move its stamp",
 				 UPLOAD_TURN_WAIT_MS, (long long)t->before);
 			return;
 		}
-		change_board_sleep(&slot->wake, seen, left, bit_of(t->before));
+		change_board_sleep(&slot->wake, seen, deadline, bit_of(t->before));
 	}
 }
 

@@ -168,6 +168,12 @@ int64_t monotonic_ms(void)
 	return clock_in(CLOCK_MONOTONIC, 1000);
 }
 
+void sleep_micros(int64_t micros)
+{
+	struct timespec ts = { (time_t)(micros / 1000000), (long)(micros % 1000000) * 1000 };
+	nanosleep(&ts, NULL);
+}
+
 void ascii_lower(char *s)
 {
 	for (; *s != '\0'; s++)

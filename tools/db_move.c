@@ -5,7 +5,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "admin_backup_db.h"
 #include "buf.h"
@@ -97,9 +96,7 @@ enum db_status db_move_retry(db_move_step_fn step, void *ctx)
 	enum db_status st = DB_RETRY;
 	for (int attempt = 0; attempt < ATTEMPTS && st == DB_RETRY; attempt++) {
 		if (attempt > 0) {
-			long ms = 20L << (attempt < 5 ? attempt : 5);
-			struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-			nanosleep(&ts, NULL);
+			sleep_micros((int64_t)20000 << (attempt < 5 ? attempt : 5));
 		}
 		st = step(ctx);
 	}
