@@ -26,7 +26,7 @@ void kdf_gate_init(int64_t max_concurrent)
 
 int kdf_gate_enter(void)
 {
-	for (int waited = 0; waited * (WAIT_STEP_US / 1000) < KDF_WAIT_MS; waited++) {
+	for (int waited = 0; waited * WAIT_STEP_US < KDF_WAIT_MS * 1000; waited++) {
 		int slot = change_board_kdf_enter(bound, now_seconds());
 		if (slot >= 0)
 			return slot;

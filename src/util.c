@@ -171,7 +171,8 @@ int64_t monotonic_ms(void)
 void sleep_micros(int64_t micros)
 {
 	struct timespec ts = { (time_t)(micros / 1000000), (long)(micros % 1000000) * 1000 };
-	nanosleep(&ts, NULL);
+	while (micros > 0 && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
 }
 
 void ascii_lower(char *s)

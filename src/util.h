@@ -56,7 +56,7 @@ int64_t now_seconds(void);
 int64_t monotonic_micros(void);
 int64_t monotonic_ms(void);
 
-/* Sleep about `micros` microseconds (a signal may cut it short). */
+/* Sleep `micros` (>= 0) microseconds; a signal does not cut it short. */
 void sleep_micros(int64_t micros);
 
 /* Lower-case ASCII letters in place. */

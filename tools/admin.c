@@ -335,17 +335,9 @@ void format_bytes(int64_t bytes, char *out, size_t cap)
 
 double monotonic_seconds(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)monotonic_micros() / 1e6;
 }
 
-void pause_ms(int64_t ms)
-{
-	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
-	while (ms > 0 && nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
 
 static void format_duration(double seconds, char *out, size_t cap)
 {
@@ -421,11 +413,16 @@ static void progress_draw(struct progress *p, double now)
 	fflush(stderr);
 }
 
+bool progress_shown(void)
+{
+	return isatty(STDERR_FILENO) != 0;
+}
+
 void progress_start(struct progress *p, const char *label, const char *unit,
 		    int64_t total)
 {
 	memset(p, 0, sizeof *p);
-	p->on = isatty(STDERR_FILENO) != 0;
+	p->on = progress_shown();
 	p->label = label;
 	p->unit = unit;
 	p->total = total;

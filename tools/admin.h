@@ -224,13 +224,14 @@ struct progress {
 
 void progress_start(struct progress *p, const char *label, const char *unit,
 		    int64_t total);
+/* Whether progress is drawn at all (stderr is a terminal): a total that
+ * costs a scan to count is worth it only then. */
+bool progress_shown(void);
 void progress_update(struct progress *p, int64_t done);
 /* Draw the final state and end the line. */
 void progress_end(struct progress *p);
 /* Seconds on a monotonic clock. */
 double monotonic_seconds(void);
-/* Sleep ms milliseconds (signals do not cut it short). */
-void pause_ms(int64_t ms);
 
 /* ---- handlers ----------------------------------------------------------------- */
 

@@ -42,6 +42,17 @@
 
 /* ---- purge ----------------------------------------------------------------- */
 
+/* After a DB_RETRY (a deadlock or lock wait with a busy writer): back
+ * off longer than the usual pause, and say whether to try again. */
+static bool back_off(int *retries, int64_t pause)
+{
+	if (*retries >= PURGE_RETRIES)
+		return false;
+	(*retries)++;
+	sleep_micros((pause > 0 ? pause * 4 : 200) * 1000);
+	return true;
+}
+
 /*
  * Record history older than history_days (all of it when that is 0):
  * each logged write goes with its versions, `batch` writes per short
@@ -77,11 +88,8 @@ static int purge_history(int64_t now, int64_t batch, int64_t pause, bool dry_run
 			st = db_commit();
 		else
 			db_rollback();
-		if (st == DB_RETRY && retries < PURGE_RETRIES) {
-			retries++;
-			pause_ms(pause > 0 ? pause * 4 : 200);
+		if (st == DB_RETRY && back_off(&retries, pause))
 			continue;
-		}
 		if (st != DB_OK)
 			return db_fail(st, "purging old history");
 		retries = 0;
@@ -89,8 +97,7 @@ static int purge_history(int64_t now, int64_t batch, int64_t pause, bool dry_run
 		versions += v;
 		if (w < (uint64_t)batch)
 			break;
-		if (pause > 0)
-			pause_ms(pause);
+		sleep_micros(pause * 1000);
 	}
 	if (!quiet && writes > 0)
 		printf("removed %" PRIu64 " logged writes and %" PRIu64 " kept versions "
@@ -99,50 +106,44 @@ static int purge_history(int64_t now, int64_t batch, int64_t pause, bool dry_run
 	return EXIT_OK;
 }
 
-/* One account's expired records, `batch` at a time with a pause after each
- * batch that deleted some; *total and *batches count on. */
-static enum db_status purge_account(int64_t user_id, int64_t now, int64_t batch,
-				    int64_t pause, struct progress *p, uint64_t *total,
-				    int64_t *batches)
+/* One statement's worth of an account's expired records, run again after
+ * a DB_RETRY. */
+static enum db_status purge_batch(int64_t user_id, int64_t now, int64_t batch,
+				  int64_t pause, uint64_t *deleted)
 {
+	enum db_status st;
 	int retries = 0;
-	for (;;) {
-		uint64_t deleted = 0;
-		enum db_status st = db_admin_purge_batch(user_id, now, batch, &deleted);
-		if (st == DB_RETRY && retries < PURGE_RETRIES) {
-			/* A lock wait with a busy writer: back off and go on. */
-			retries++;
-			pause_ms(pause > 0 ? pause * 4 : 200);
-			continue;
-		}
-		if (st != DB_OK || deleted == 0)
-			return st;
-		retries = 0;
-		(*batches)++;
-		*total += deleted;
-		progress_update(p, (int64_t)*total);
-		if (pause > 0)
-			pause_ms(pause);
-		if (deleted < (uint64_t)batch)
-			return DB_OK;
-	}
+	while ((st = db_admin_purge_batch(user_id, now, batch, deleted)) == DB_RETRY &&
+	       back_off(&retries, pause))
+		;
+	return st;
 }
 
-/* Expired records, account after account (db_admin.h says why); *total
- * and *batches say how far it got, also on failure. An account with
- * nothing expired costs a read of its records and no pause. */
+/* Expired records, account after account (db_admin.h says why), with a
+ * pause after every `batch` records deleted; *total and *batches (the
+ * statements that deleted some) say how far it got, also on failure. */
 static enum db_status purge_records(int64_t now, int64_t batch, int64_t pause,
 				    int64_t expired, uint64_t *total, int64_t *batches)
 {
 	struct progress p;
 	enum db_status st;
-	int64_t account = 0;
+	int64_t from = 0, account = 0;
+	uint64_t since_pause = 0;
 	progress_start(&p, "purge", "records", expired);
-	while ((st = db_admin_next_account_with_records(account, &account)) == DB_OK &&
+	while ((st = db_admin_next_expired_account(from, now, &account)) == DB_OK &&
 	       account != 0) {
-		st = purge_account(account, now, batch, pause, &p, total, batches);
-		if (st != DB_OK)
+		uint64_t deleted = 0;
+		if ((st = purge_batch(account, now, batch, pause, &deleted)) != DB_OK)
 			break;
+		/* A full batch may have left some of this account's. */
+		from = deleted == (uint64_t)batch ? account : account + 1;
+		*batches += deleted > 0;
+		*total += deleted;
+		progress_update(&p, (int64_t)*total);
+		if ((since_pause += deleted) >= (uint64_t)batch) {
+			since_pause = 0;
+			sleep_micros(pause * 1000);
+		}
 	}
 	progress_end(&p);
 	return st;
@@ -174,8 +175,11 @@ static void say_place(bool quiet)
 static int purge_place(int64_t now, int64_t batch, int64_t pause, bool dry_run, bool quiet,
 		       uint64_t *total, int64_t *batches)
 {
+	/* Without an expiry key the count reads the whole table: only for
+	 * a dry run's answer or a progress bar's total (0: unknown). */
 	int64_t expired = 0;
-	enum db_status st = db_admin_count_expired(0, now, &expired);
+	enum db_status st = dry_run || progress_shown()
+				    ? db_admin_count_expired(0, now, &expired) : DB_OK;
 	if (st != DB_OK)
 		return db_fail(st, "counting expired records");
 	if (dry_run) {

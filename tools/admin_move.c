@@ -118,7 +118,7 @@ static int copy_and_freeze(const char *name, struct move *m, size_t from, size_t
 		return db_fail(st, "copying the records");
 	printf("%s: copied %" PRId64 " records and %" PRId64 " history rows in %.1f s\n",
 	       name, c.records, c.history, monotonic_seconds() - t0);
-	pause_ms(pause);
+	sleep_micros(pause * 1000);
 	st = db_move_retry(freeze_once, &(struct account_move){ name, m });
 	if (st != DB_OK)
 		return db_fail(st, "freezing the account");
@@ -162,7 +162,7 @@ static int finish_copy_and_switch(const char *name, struct move *m, size_t from,
 {
 	struct move_counts c = { 0 };
 	double t0 = monotonic_seconds();
-	pause_ms(pause);
+	sleep_micros(pause * 1000);
 	enum db_status st = db_move_reconcile(from, to, m->user_id, &c);
 	if (st != DB_OK)
 		return db_fail(st, "copying the last changes");
@@ -187,7 +187,7 @@ static int switch_only(const char *name, struct move *m)
 /* Phase 3: the source's rows go, and the moves row. */
 static int clean_source(const char *name, const struct move *m, size_t from, size_t to)
 {
-	pause_ms(MOVE_SETTLE_SECONDS * 1000);
+	sleep_micros(MOVE_SETTLE_SECONDS * 1000000);
 	enum db_status st = from == to ? DB_OK : db_move_clear(from, m->user_id);
 	if (st == DB_OK)
 		st = db_move_finish(m->user_id);

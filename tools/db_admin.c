@@ -18,7 +18,7 @@ enum admin_stmt {
 	USAGE_BY_USER,
 	COUNT_EXPIRED_ALL,
 	COUNT_EXPIRED_USER,
-	NEXT_ACCOUNT,
+	NEXT_EXPIRED,
 	PURGE_BATCH,
 	EXPORT_RECORDS,
 	EXPORT_ONE,
@@ -58,8 +58,11 @@ static const char *const admin_sql[ADMIN_STMT__MAX] = {
 		"FROM wbo WHERE expires > ? GROUP BY user_id ORDER BY user_id",
 	[COUNT_EXPIRED_ALL] = "SELECT COUNT(*) FROM wbo WHERE expires <= ?",
 	[COUNT_EXPIRED_USER] = "SELECT COUNT(*) FROM wbo WHERE user_id = ? AND expires <= ?",
-	/* Both through the primary key, whose first column is user_id. */
-	[NEXT_ACCOUNT] = "SELECT MIN(user_id) FROM wbo WHERE user_id > ?",
+	/* Both through the primary key, whose first column is user_id: the
+	 * SELECT reads it in order from `from` and stops at the first
+	 * expired record, a consistent read that takes no locks. */
+	[NEXT_EXPIRED] = "SELECT user_id FROM wbo WHERE user_id >= ? AND expires <= ? "
+			 "ORDER BY user_id LIMIT 1",
 	[PURGE_BATCH] = "DELETE FROM wbo WHERE user_id = ? AND expires <= ? LIMIT ?",
 	[EXPORT_RECORDS] = "SELECT " RECORD_COLUMNS " FROM wbo WHERE user_id = ? "
 			   "ORDER BY collection, id",
@@ -249,11 +252,11 @@ enum db_status db_admin_count_expired(int64_t user_id, int64_t now,
 
 /* ---- purge --------------------------------------------------------------------- */
 
-enum db_status db_admin_next_account_with_records(int64_t after, int64_t *user_id)
+enum db_status db_admin_next_expired_account(int64_t from, int64_t now, int64_t *user_id)
 {
-	struct db_param p[] = { DB_INT(after) };
+	struct db_param p[] = { DB_INT(from), DB_INT(now) };
 	*user_id = 0;
-	return db_run(admin_sql[NEXT_ACCOUNT], p, 1, int_row, user_id, NULL);
+	return db_run(admin_sql[NEXT_EXPIRED], p, 2, int_row, user_id, NULL);
 }
 
 enum db_status db_admin_purge_batch(int64_t user_id, int64_t now, int64_t batch,

@@ -76,17 +76,19 @@ enum db_status db_admin_count_expired(int64_t user_id, int64_t now,
 
 /*
  * wbo has no key on expires (its entries cost every upload a fifth of its
- * database work), so purge walks the accounts through the primary key:
- * the first account above `after` that has records here (0: none left),
- * then its expired records.
+ * database work), so purge walks the primary key: the first account from
+ * user id `from` on with a record expired at `now` (0: none left here),
+ * read without locks, then that account's expired records.
  */
-enum db_status db_admin_next_account_with_records(int64_t after, int64_t *user_id);
+enum db_status db_admin_next_expired_account(int64_t from, int64_t now, int64_t *user_id);
 
 /*
  * Delete at most `batch` of one account's expired records (expires <= now)
- * in one short statement of its own (autocommit); under READ COMMITTED it
- * keeps locks only on the rows it deletes. *deleted gets the count; fewer
- * than `batch` means nothing expired is left in that account.
+ * in one short statement of its own (autocommit). It reads the account's
+ * records through the primary key and, under READ COMMITTED, keeps locks
+ * only on the rows it deletes, but waits for an upload of that account in
+ * progress. *deleted gets the count; fewer than `batch` means nothing
+ * expired is left in that account.
  */
 enum db_status db_admin_purge_batch(int64_t user_id, int64_t now, int64_t batch,
 				    uint64_t *deleted);

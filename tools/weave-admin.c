@@ -237,14 +237,14 @@ static const struct command commands[] = {
 	  OPT(OPT_BATCH) | OPT(OPT_PAUSE) | OPT(OPT_DRY_RUN) | OPT(OPT_QUIET) | OPT(OPT_JSON),
 	  cmd_purge, "[--batch N] [--pause MS] [--dry-run] [--quiet] [--json]",
 	  "remove expired (ttl) records and old record history in small batches",
-	  "Delete records whose ttl has expired, account after account, --batch\n"
-	  "records (default 1000) per short transaction with a --pause (default\n"
-	  "50 ms) after each batch that deleted some, so it can run from cron\n"
-	  "while the server serves (it reads every record once), failed-login\n"
-	  "counters whose window has ended, and record history older than\n"
-	  "history_days (all of it when history_days is 0), --batch logged writes\n"
-	  "with their kept versions at a time. --dry-run only counts; --quiet\n"
-	  "prints nothing on success." },
+	  "Delete records whose ttl has expired, account after account (it reads\n"
+	  "every record about once, without locks), --batch records (default\n"
+	  "1000) per short transaction with a --pause (default 50 ms) after every\n"
+	  "--batch records deleted, so it can run from cron while the server\n"
+	  "serves; failed-login counters whose window has ended; and record\n"
+	  "history older than history_days (all of it when history_days is 0),\n"
+	  "--batch logged writes with their kept versions at a time. --dry-run\n"
+	  "only counts; --quiet prints nothing on success." },
 	{ "stats", 0, 0, OPT(OPT_TOP) | OPT(OPT_JSON), cmd_stats, "[--top N] [--json]",
 	  "users, records and bytes per collection, largest users",
 	  "Print account counts, unexpired records and bytes per collection,\n"

@@ -705,7 +705,6 @@ def test_purge_while_serving():
     assert p.stdout == "" and p.stderr == ""
 
 
-
 def test_purge_walks_every_account_in_batches():
     # There is no expiry key: purge visits account after account. An
     # account with nothing expired sits between two with five each, and
@@ -727,6 +726,7 @@ def test_purge_walks_every_account_in_batches():
     assert left == "0", left
     for name, pw in users:
         assert full(name, pw, "forms")["kept"]["payload"] == f"of {name}"
+
 
 def test_stats_json_shape():
     name, pw = new_user("stats")
