@@ -106,37 +106,40 @@ static int purge_history(int64_t now, int64_t batch, int64_t pause, bool dry_run
 	return EXIT_OK;
 }
 
-/* One statement's worth of an account's expired records, run again after
- * a DB_RETRY. */
-static enum db_status purge_batch(int64_t user_id, int64_t now, int64_t batch,
+/* One statement's worth of the expired records of at's collection, run
+ * again after a DB_RETRY. */
+static enum db_status purge_batch(const struct db_wbo_key *at, int64_t now, int64_t batch,
 				  int64_t pause, uint64_t *deleted)
 {
 	enum db_status st;
 	int retries = 0;
-	while ((st = db_admin_purge_batch(user_id, now, batch, deleted)) == DB_RETRY &&
+	while ((st = db_admin_purge_batch(at, now, batch, deleted)) == DB_RETRY &&
 	       back_off(&retries, pause))
 		;
 	return st;
 }
 
-/* Expired records, account after account (db_admin.h says why), with a
- * pause after every `batch` records deleted; *total and *batches (the
- * statements that deleted some) say how far it got, also on failure. */
+/* Expired records, collection after collection of account after account
+ * (db_admin.h says why), with a pause after every `batch` records
+ * deleted; *total and *batches (the statements that deleted some) say
+ * how far it got, also on failure. */
 static enum db_status purge_records(int64_t now, int64_t batch, int64_t pause,
 				    int64_t expired, uint64_t *total, int64_t *batches)
 {
 	struct progress p;
 	enum db_status st;
-	int64_t from = 0, account = 0;
+	struct db_wbo_key at = { 0 };
+	bool found;
 	uint64_t since_pause = 0;
 	progress_start(&p, "purge", "records", expired);
-	while ((st = db_admin_next_expired_account(from, now, &account)) == DB_OK &&
-	       account != 0) {
+	while ((st = db_admin_next_expired(&at, now, &found)) == DB_OK && found) {
 		uint64_t deleted = 0;
-		if ((st = purge_batch(account, now, batch, pause, &deleted)) != DB_OK)
+		if ((st = purge_batch(&at, now, batch, pause, &deleted)) != DB_OK)
 			break;
-		/* A full batch may have left some of this account's. */
-		from = deleted == (uint64_t)batch ? account : account + 1;
+		/* A full batch may have left some: look in the same collection
+		 * again. */
+		if (deleted < (uint64_t)batch)
+			db_wbo_key_skip_collection(&at);
 		*batches += deleted > 0;
 		*total += deleted;
 		progress_update(&p, (int64_t)*total);

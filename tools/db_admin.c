@@ -18,7 +18,8 @@ enum admin_stmt {
 	USAGE_BY_USER,
 	COUNT_EXPIRED_ALL,
 	COUNT_EXPIRED_USER,
-	NEXT_EXPIRED,
+	NEXT_EXPIRED_HERE,
+	NEXT_EXPIRED_AFTER,
 	PURGE_BATCH,
 	EXPORT_RECORDS,
 	EXPORT_ONE,
@@ -58,12 +59,16 @@ static const char *const admin_sql[ADMIN_STMT__MAX] = {
 		"FROM wbo WHERE expires > ? GROUP BY user_id ORDER BY user_id",
 	[COUNT_EXPIRED_ALL] = "SELECT COUNT(*) FROM wbo WHERE expires <= ?",
 	[COUNT_EXPIRED_USER] = "SELECT COUNT(*) FROM wbo WHERE user_id = ? AND expires <= ?",
-	/* Both through the primary key, whose first column is user_id: the
-	 * SELECT reads it in order from `from` and stops at the first
-	 * expired record, a consistent read that takes no locks. */
-	[NEXT_EXPIRED] = "SELECT user_id FROM wbo WHERE user_id >= ? AND expires <= ? "
-			 "ORDER BY user_id LIMIT 1",
-	[PURGE_BATCH] = "DELETE FROM wbo WHERE user_id = ? AND expires <= ? LIMIT ?",
+	/* All three read the primary key (user_id, collection, id) as a
+	 * range, in order: the SELECTs, consistent reads that take no locks,
+	 * stop at the first expired record. */
+	[NEXT_EXPIRED_HERE] = "SELECT user_id, collection, id FROM wbo WHERE user_id = ? "
+			      "AND collection >= ? AND expires <= ? "
+			      "ORDER BY collection, id LIMIT 1",
+	[NEXT_EXPIRED_AFTER] = "SELECT user_id, collection, id FROM wbo WHERE user_id > ? "
+			       "AND expires <= ? ORDER BY user_id, collection, id LIMIT 1",
+	[PURGE_BATCH] = "DELETE FROM wbo WHERE user_id = ? AND collection = ? AND id >= ? "
+			"AND expires <= ? LIMIT ?",
 	[EXPORT_RECORDS] = "SELECT " RECORD_COLUMNS " FROM wbo WHERE user_id = ? "
 			   "ORDER BY collection, id",
 	[EXPORT_ONE] = "SELECT " RECORD_COLUMNS " FROM wbo WHERE user_id = ? "
@@ -252,19 +257,58 @@ enum db_status db_admin_count_expired(int64_t user_id, int64_t now,
 
 /* ---- purge --------------------------------------------------------------------- */
 
-enum db_status db_admin_next_expired_account(int64_t from, int64_t now, int64_t *user_id)
+struct found_key {
+	struct db_wbo_key *at;
+	bool found;
+};
+
+static int key_row(void *ctx, const struct db_value *row, size_t ncols)
 {
-	struct db_param p[] = { DB_INT(from), DB_INT(now) };
-	*user_id = 0;
-	return db_run(admin_sql[NEXT_EXPIRED], p, 2, int_row, user_id, NULL);
+	struct found_key *f = ctx;
+	(void)ncols;
+	/* The columns hold at most what the buffers do (schema.sql). */
+	if (row[1].len > COLLECTION_MAX || row[2].len > WBO_ID_MAX)
+		return 1;
+	f->at->user_id = row[0].i;
+	memcpy(f->at->collection, row[1].s, row[1].len);
+	f->at->collection_len = row[1].len;
+	memcpy(f->at->id, row[2].s, row[2].len);
+	f->at->id_len = row[2].len;
+	f->found = true;
+	return 0;
 }
 
-enum db_status db_admin_purge_batch(int64_t user_id, int64_t now, int64_t batch,
-				    uint64_t *deleted)
+enum db_status db_admin_next_expired(struct db_wbo_key *at, int64_t now, bool *found)
 {
-	struct db_param p[] = { DB_INT(user_id), DB_INT(now), DB_INT(batch) };
+	struct found_key f = { at, false };
+	enum db_status st = DB_OK;
+	if (at->user_id > 0) {
+		struct db_param p[] = { DB_INT(at->user_id),
+					DB_STR(at->collection, at->collection_len), DB_INT(now) };
+		st = db_run(admin_sql[NEXT_EXPIRED_HERE], p, 3, key_row, &f, NULL);
+	}
+	if (st == DB_OK && !f.found) {
+		struct db_param p[] = { DB_INT(at->user_id), DB_INT(now) };
+		st = db_run(admin_sql[NEXT_EXPIRED_AFTER], p, 2, key_row, &f, NULL);
+	}
+	*found = f.found;
+	return st;
+}
+
+void db_wbo_key_skip_collection(struct db_wbo_key *at)
+{
+	/* In byte order, c followed by a zero byte is the first string
+	 * after c: no other collection name lies between them. */
+	at->collection[at->collection_len++] = '\0';
+}
+
+enum db_status db_admin_purge_batch(const struct db_wbo_key *at, int64_t now,
+				    int64_t batch, uint64_t *deleted)
+{
+	struct db_param p[] = { DB_INT(at->user_id), DB_STR(at->collection, at->collection_len),
+				DB_STR(at->id, at->id_len), DB_INT(now), DB_INT(batch) };
 	*deleted = 0;
-	return db_run(admin_sql[PURGE_BATCH], p, 3, NULL, NULL, deleted);
+	return db_run(admin_sql[PURGE_BATCH], p, 5, NULL, NULL, deleted);
 }
 
 /* ---- export and import -------------------------------------------------------------- */

@@ -18,6 +18,7 @@
 
 #include "db.h"
 #include "db_schema.h"
+#include "validate.h"
 #include "wbo.h"
 
 /* ---- storage nodes ------------------------------------------------------ */
@@ -76,22 +77,36 @@ enum db_status db_admin_count_expired(int64_t user_id, int64_t now,
 
 /*
  * wbo has no key on expires (its entries cost every upload a fifth of its
- * database work), so purge walks the primary key: the first account from
- * user id `from` on with a record expired at `now` (0: none left here),
- * read without locks, then that account's expired records.
+ * database work), so purge walks the primary key (user_id, collection,
+ * id) instead. A place in it: user_id 0 is before every account.
  */
-enum db_status db_admin_next_expired_account(int64_t from, int64_t now, int64_t *user_id);
+struct db_wbo_key {
+	int64_t user_id;
+	char collection[COLLECTION_MAX + 2]; /* room for the '\0' of db_wbo_key_skip */
+	size_t collection_len;
+	char id[WBO_ID_MAX + 1];
+	size_t id_len;
+};
+
+/* The first record expired at `now` from *at on (at's own collection of
+ * its account and after; `at`'s id is not used), read in key order
+ * without locks, into *at; *found false when there is none. */
+enum db_status db_admin_next_expired(struct db_wbo_key *at, int64_t now, bool *found);
+
+/* Move *at past its collection: the next look starts at the account's
+ * next collection. */
+void db_wbo_key_skip_collection(struct db_wbo_key *at);
 
 /*
- * Delete at most `batch` of one account's expired records (expires <= now)
- * in one short statement of its own (autocommit). It reads the account's
- * records through the primary key and, under READ COMMITTED, keeps locks
- * only on the rows it deletes, but waits for an upload of that account in
- * progress. *deleted gets the count; fewer than `batch` means nothing
- * expired is left in that account.
+ * Delete at most `batch` expired records (expires <= now) of at's account
+ * and collection, from at's id on, in one short statement of its own
+ * (autocommit). Under READ COMMITTED it keeps locks only on the rows it
+ * deletes, but waits for an upload in progress of the records it reads.
+ * *deleted gets the count; fewer than `batch` means nothing expired is
+ * left there.
  */
-enum db_status db_admin_purge_batch(int64_t user_id, int64_t now, int64_t batch,
-				    uint64_t *deleted);
+enum db_status db_admin_purge_batch(const struct db_wbo_key *at, int64_t now,
+				    int64_t batch, uint64_t *deleted);
 
 /* ---- export and import ----------------------------------------------------- */
 

@@ -5,6 +5,8 @@
 #
 #   stack_free_port [PORT...]             print a free TCP port on 127.0.0.1 (not PORT)
 #   stack_mariadb_start DIR PORT          init (first time) + start + db/user
+#                                         (STACK_MARIADB_OPTIONS: extra mariadbd
+#                                         options, e.g. --thread-handling=...)
 #   stack_mariadb_stop DIR                clean shutdown (kill as fallback)
 #   stack_mariadb_restart DIR [PORT]      stop + start (PORT defaults to last)
 #   stack_db_password DIR                 print the weave db user's password
@@ -132,6 +134,8 @@ stack__mysql_root() {
 
 stack_mariadb_start() {
 	local dir port pid i pw
+	local -a extra
+	read -ra extra <<<"${STACK_MARIADB_OPTIONS:-}"
 	dir=$(realpath -m "${1:?usage: stack_mariadb_start DIR PORT}")
 	port=${2:?usage: stack_mariadb_start DIR PORT}
 	mkdir -p "$dir/tmp"
@@ -172,6 +176,7 @@ stack_mariadb_start() {
 			--max-connections=200 \
 			--innodb-buffer-pool-size=64M --innodb-log-file-size=32M \
 			--innodb-flush-log-at-trx-commit=2 --skip-log-bin \
+			"${extra[@]}" \
 			</dev/null >>"$dir/mariadb.log" 2>&1 &
 		echo $! >"$dir/mariadbd.pid"   # ours, until mysqld.pid appears
 		pid=$!

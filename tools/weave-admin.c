@@ -237,7 +237,7 @@ static const struct command commands[] = {
 	  OPT(OPT_BATCH) | OPT(OPT_PAUSE) | OPT(OPT_DRY_RUN) | OPT(OPT_QUIET) | OPT(OPT_JSON),
 	  cmd_purge, "[--batch N] [--pause MS] [--dry-run] [--quiet] [--json]",
 	  "remove expired (ttl) records and old record history in small batches",
-	  "Delete records whose ttl has expired, account after account (it reads\n"
+	  "Delete records whose ttl has expired, collection by collection (it reads\n"
 	  "every record about once, without locks), --batch records (default\n"
 	  "1000) per short transaction with a --pause (default 50 ms) after every\n"
 	  "--batch records deleted, so it can run from cron while the server\n"

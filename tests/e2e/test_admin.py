@@ -706,26 +706,34 @@ def test_purge_while_serving():
 
 
 def test_purge_walks_every_account_in_batches():
-    # There is no expiry key: purge visits account after account. An
-    # account with nothing expired sits between two with five each, and
-    # --batch 2 makes each of those take three statements.
+    # There is no expiry key: purge walks the records in key order, and
+    # deletes collection by collection from the first expired id on. An
+    # account with nothing expired sits between two with five expired
+    # records in each of two collections, among live ones before, between
+    # and after them; --batch 2 takes three statements per collection.
     users = [new_user(f"walk{i}") for i in range(3)]
     past = int(time.time() * 100) - 100000
+    live = {"forms": ["a-kept", "old2-kept", "z-kept"], "tabs": ["kept"]}
     for i, (name, pw) in enumerate(users):
         if i != 1:
             expect(0, "import", name, "-", input="".join(
-                json.dumps({"collection": "forms", "id": f"old{k}", "modified": past - 10,
-                            "expires": past, "payload": "gone"}) + "\n" for k in range(5)))
-        post(name, pw, "forms", [{"id": "kept", "payload": f"of {name}"}])
+                json.dumps({"collection": coll, "id": f"old{k}", "modified": past - 10,
+                            "expires": past, "payload": "gone"}) + "\n"
+                for coll in ("forms", "tabs") for k in range(5)))
+        for coll, ids in live.items():
+            post(name, pw, coll, [{"id": rid, "payload": f"{rid} of {name}"} for rid in ids])
     p = expect(0, "purge", "--batch", "2")
     m = re.search(r"purged (\d+) expired records in (\d+) batches", p.stdout)
-    assert m and int(m.group(1)) >= 10 and int(m.group(2)) >= 6, p.stdout
+    assert m and int(m.group(1)) >= 20 and int(m.group(2)) >= 12, p.stdout
     names = ", ".join(f"'{name}'" for name, _ in users)
     left = scalar("SELECT COUNT(*) FROM wbo w JOIN users u ON u.id = w.user_id "
-                  f"WHERE u.username IN ({names}) AND w.id LIKE 'old%'")
+                  f"WHERE u.username IN ({names}) AND w.expires <= {past}")
     assert left == "0", left
     for name, pw in users:
-        assert full(name, pw, "forms")["kept"]["payload"] == f"of {name}"
+        for coll, ids in live.items():
+            rows = full(name, pw, coll)
+            assert sorted(rows) == sorted(ids), (coll, sorted(rows))
+            assert all(rows[rid]["payload"] == f"{rid} of {name}" for rid in ids), rows
 
 
 def test_stats_json_shape():
