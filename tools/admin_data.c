@@ -139,7 +139,7 @@ static enum db_status purge_records(int64_t now, int64_t batch, int64_t pause,
 		/* A full batch may have left some: look in the same collection
 		 * again. */
 		if (deleted < (uint64_t)batch)
-			db_wbo_key_skip_collection(&at);
+			db_admin_skip_collection(&at);
 		*batches += deleted > 0;
 		*total += deleted;
 		progress_update(&p, (int64_t)*total);

@@ -295,7 +295,7 @@ enum db_status db_admin_next_expired(struct db_wbo_key *at, int64_t now, bool *f
 	return st;
 }
 
-void db_wbo_key_skip_collection(struct db_wbo_key *at)
+void db_admin_skip_collection(struct db_wbo_key *at)
 {
 	/* In byte order, c followed by a zero byte is the first string
 	 * after c: no other collection name lies between them. */

@@ -82,7 +82,7 @@ enum db_status db_admin_count_expired(int64_t user_id, int64_t now,
  */
 struct db_wbo_key {
 	int64_t user_id;
-	char collection[COLLECTION_MAX + 2]; /* room for the '\0' of db_wbo_key_skip */
+	char collection[COLLECTION_MAX + 2]; /* and db_admin_skip_collection's '\0' */
 	size_t collection_len;
 	char id[WBO_ID_MAX + 1];
 	size_t id_len;
@@ -95,7 +95,7 @@ enum db_status db_admin_next_expired(struct db_wbo_key *at, int64_t now, bool *f
 
 /* Move *at past its collection: the next look starts at the account's
  * next collection. */
-void db_wbo_key_skip_collection(struct db_wbo_key *at);
+void db_admin_skip_collection(struct db_wbo_key *at);
 
 /*
  * Delete at most `batch` expired records (expires <= now) of at's account
