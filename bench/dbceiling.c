@@ -187,7 +187,7 @@ static void do_post(const char *name, unsigned batch)
 	db_history_begin(&wc, &w);
 	if (cfg.history_days <= 0)
 		db_history_cancel(&wc);
-	st = db_storage_put(&wc, u.id, "history", items, BATCH, stamp);
+	st = db_storage_put(&wc, u.id, "history", items, BATCH, stamp, true);
 	phase_end(PHASE_RECORDS);
 	if (st == DB_OK)
 		st = db_history_finish(&wc);

@@ -47,6 +47,7 @@ enum storage_stmt {
 	STORAGE_ORDER_INDEX,
 	STORAGE_LIMIT,
 	STORAGE_INSERT,
+	STORAGE_INSERT_NEW,
 	STORAGE_COLUMN_PARENTID,
 	STORAGE_COLUMN_PREDECESSORID,
 	STORAGE_COLUMN_SORTINDEX,
@@ -61,6 +62,7 @@ enum storage_stmt {
 	STORAGE_UPDATE_SORTINDEX,
 	STORAGE_UPDATE_PAYLOAD,
 	STORAGE_UPDATE_EXPIRES,
+	STORAGE_RETURNING_ID,
 	STORAGE_STMT__MAX
 };
 
@@ -145,6 +147,16 @@ static const char *const storage_sql[STORAGE_STMT__MAX] = {
 	 * STORAGE_UPSERT, then the modified rule and the matching updates.
 	 */
 	[STORAGE_INSERT] = "INSERT INTO wbo (user_id, collection, id, modified",
+	/*
+	 * The insert of an upload's new records: STORAGE_INSERT_NEW, the
+	 * columns and rows as above, STORAGE_RETURNING_ID. It skips the ids
+	 * already stored and names the ones it wrote. A duplicate key is all
+	 * that IGNORE can pass over: every value was checked to fit its
+	 * column before (validate.h, wbo.c), so none is bent to fit. (The
+	 * binary protocol does not report the warnings of a statement with
+	 * RETURNING, so this cannot be checked afterwards.)
+	 */
+	[STORAGE_INSERT_NEW] = "INSERT IGNORE INTO wbo (user_id, collection, id, modified",
 	[STORAGE_COLUMN_PARENTID] = ", parentid",
 	[STORAGE_COLUMN_PREDECESSORID] = ", predecessorid",
 	[STORAGE_COLUMN_SORTINDEX] = ", sortindex",
@@ -160,6 +172,7 @@ static const char *const storage_sql[STORAGE_STMT__MAX] = {
 	[STORAGE_UPDATE_PAYLOAD] =
 		", payload = VALUES(payload), payload_size = VALUES(payload_size)",
 	[STORAGE_UPDATE_EXPIRES] = ", expires = VALUES(expires)",
+	[STORAGE_RETURNING_ID] = " RETURNING id",
 };
 
 struct collection_ctx {
@@ -556,15 +569,16 @@ static void add_row(struct sql *s, unsigned shape, const struct wbo *w,
 }
 
 /* The upsert of n records of one shape, as `rows` rows (n <= rows: the
- * last record repeated). */
+ * last record repeated); with `new_only`, the insert of those that are
+ * not stored yet instead, naming the ids it wrote. */
 static void add_insert(struct sql *s, unsigned shape, const struct wbo *items,
 		       size_t n, size_t rows, int64_t user_id,
-		       const char *collection, int64_t stamp)
+		       const char *collection, int64_t stamp, bool new_only)
 {
 	/* Only content moves modified: predecessorid, sortindex and ttl
 	 * order or expire a record (PHP weave_storage.php update_object). */
 	bool bump = (shape & (WBO_FIELD_PAYLOAD | WBO_FIELD_PARENTID)) != 0;
-	sql_add(s, STORAGE_INSERT);
+	sql_add(s, new_only ? STORAGE_INSERT_NEW : STORAGE_INSERT);
 	for (size_t c = 0; c < NOPTIONAL; c++)
 		if (shape & optional_columns[c].field)
 			sql_add(s, optional_columns[c].column);
@@ -573,6 +587,10 @@ static void add_insert(struct sql *s, unsigned shape, const struct wbo *items,
 		if (i > 0)
 			sql_punct(s, ",");
 		add_row(s, shape, &items[i < n ? i : n - 1], user_id, collection, stamp);
+	}
+	if (new_only) {
+		sql_add(s, STORAGE_RETURNING_ID);
+		return;
 	}
 	sql_add(s, STORAGE_UPSERT);
 	sql_add(s, bump ? STORAGE_BUMP_MODIFIED : STORAGE_KEEP_MODIFIED);
@@ -596,7 +614,6 @@ static enum db_status prepare_upload(struct write_context *wc, struct sql *s,
 {
 	enum db_status st = DB_OK;
 	bool history = db_history_active(wc);
-	db_history_note_written(wc, n);
 	for (size_t done = 0; done < n && st == DB_OK;) {
 		size_t c = n - done < MAX_IN_CHUNK ? n - done : MAX_IN_CHUNK;
 		size_t padded = power_of_two_at_least(c);
@@ -621,36 +638,60 @@ static enum db_status prepare_upload(struct write_context *wc, struct sql *s,
 	return st;
 }
 
-/* count records of one shape, in upserts of at most MAX_INSERT_ROWS. */
-static enum db_status upsert_group(struct sql *s, unsigned shape,
-				   const struct wbo *group, size_t count,
-				   int64_t user_id, const char *collection,
-				   int64_t stamp)
+/* The ids an insert of new records wrote, marked among the upload's
+ * items: RETURNING names them in the order of its rows, so the search
+ * starts after the last one found. */
+struct new_ids {
+	const struct wbo *items;
+	bool *stored;
+	size_t n, next;
+};
+
+static int new_id_row(void *ctx, const struct db_value *row, size_t ncols)
+{
+	struct new_ids *w = ctx;
+	(void)ncols;
+	for (size_t k = 0; k < w->n; k++) {
+		size_t i = (w->next + k) % w->n;
+		if (!w->stored[i] && w->items[i].id_len == row[0].len &&
+		    memcmp(w->items[i].id, row[0].s, row[0].len) == 0) {
+			w->stored[i] = true;
+			w->next = i + 1;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* count records of one shape, in statements of at most MAX_INSERT_ROWS:
+ * upserts, or with `new_ids` the inserts of those not stored yet. */
+static enum db_status write_group(struct sql *s, unsigned shape,
+				  const struct wbo *group, size_t count,
+				  int64_t user_id, const char *collection,
+				  int64_t stamp, struct new_ids *new_ids)
 {
 	enum db_status st = DB_OK;
 	for (size_t at = 0; at < count && st == DB_OK;) {
 		size_t c = count - at < MAX_INSERT_ROWS ? count - at : MAX_INSERT_ROWS;
 		size_t rows = (c + INSERT_ROUND - 1) / INSERT_ROUND * INSERT_ROUND;
 		sql_reset(s);
-		add_insert(s, shape, group + at, c, rows, user_id, collection, stamp);
-		st = sql_run(s, NULL, NULL, NULL);
+		add_insert(s, shape, group + at, c, rows, user_id, collection, stamp,
+			   new_ids != NULL);
+		st = sql_run(s, new_ids ? new_id_row : NULL, new_ids, NULL);
 		at += c;
 	}
 	return st;
 }
 
-enum db_status db_storage_put(struct write_context *wc, int64_t user_id,
-			      const char *collection, const struct wbo *items,
-			      size_t n, int64_t stamp)
+/* items in statements of one shape (set of present fields) each. */
+static enum db_status write_by_shape(struct sql *s, const struct wbo *items,
+				     size_t n, int64_t user_id,
+				     const char *collection, int64_t stamp,
+				     struct new_ids *new_ids)
 {
-	struct sql s;
-	enum db_status st;
+	enum db_status st = DB_OK;
 	bool *done = xcalloc(n ? n : 1, sizeof *done);
 	struct wbo *group = xcalloc(n ? n : 1, sizeof *group);
-
-	sql_init(&s);
-	st = prepare_upload(wc, &s, user_id, collection, items, n, stamp);
-	/* One multi-row statement per shape (set of present fields). */
 	for (size_t first = 0; first < n && st == DB_OK; first++) {
 		if (done[first])
 			continue;
@@ -662,11 +703,57 @@ enum db_status db_storage_put(struct write_context *wc, int64_t user_id,
 				done[i] = true;
 			}
 		}
-		st = upsert_group(&s, shape, group, count, user_id, collection, stamp);
+		st = write_group(s, shape, group, count, user_id, collection, stamp,
+				 new_ids);
 	}
-	sql_free(&s);
 	free(group);
 	free(done);
+	return st;
+}
+
+/*
+ * New records go in first, on their own: their insert passes over the
+ * ids already stored and names the ones it wrote, so only the others
+ * need what an upsert needs before it (prepare_upload: their replaced
+ * versions kept, expired rows cleared). A batch of new records, the
+ * usual upload, then looks its ids up once, in the insert, instead of
+ * once more before it; a stored id costs one lookup more than it did.
+ * A single record (a PUT, a client's tab or meta/global) is mostly a
+ * replacement, so it goes straight to the upsert.
+ *
+ * The insert takes a shared lock on each stored row it passes over, and
+ * the upsert then an exclusive one. Another writer of the same rows that
+ * asks for its exclusive lock in between would deadlock with it, so an
+ * upload that writes before it holds its account's lock (write_lock.h:
+ * others of the account write their records beside it) goes straight to
+ * the upsert too, whose first lock on a stored row is exclusive.
+ */
+enum db_status db_storage_put(struct write_context *wc, int64_t user_id,
+			      const char *collection, const struct wbo *items,
+			      size_t n, int64_t stamp, bool account_locked)
+{
+	struct sql s;
+	enum db_status st = DB_OK;
+	bool *stored = xcalloc(n ? n : 1, sizeof *stored);
+	struct wbo *rest = xcalloc(n ? n : 1, sizeof *rest);
+	size_t nrest = 0;
+
+	sql_init(&s);
+	db_history_note_written(wc, n);
+	if (n > 1 && account_locked) {
+		struct new_ids new_ids = { items, stored, n, 0 };
+		st = write_by_shape(&s, items, n, user_id, collection, stamp, &new_ids);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!stored[i])
+			rest[nrest++] = items[i];
+	if (st == DB_OK && nrest > 0)
+		st = prepare_upload(wc, &s, user_id, collection, rest, nrest, stamp);
+	if (st == DB_OK && nrest > 0)
+		st = write_by_shape(&s, rest, nrest, user_id, collection, stamp, NULL);
+	sql_free(&s);
+	free(rest);
+	free(stored);
 	return st;
 }
 

@@ -67,11 +67,13 @@ enum db_status db_storage_last_modified(int64_t user_id, const char *collection,
  *
  * Writes take the write's context (db_history.h): the rows they replace
  * or delete are kept in the record history when wc keeps it; NULL keeps
- * nothing.
+ * nothing. account_locked: this transaction holds the account's users
+ * row lock (write_lock.h), so no other upload of the account writes its
+ * records meanwhile; only then do new records go in first (db_storage.c).
  */
 enum db_status db_storage_put(struct write_context *wc, int64_t user_id,
 			      const char *collection, const struct wbo *items,
-			      size_t n, int64_t stamp);
+			      size_t n, int64_t stamp, bool account_locked);
 /*
  * Move the rows of items (n, no repeated id) whose modified is `from` to
  * `to`: for an upload written before its account's row lock was taken

@@ -368,7 +368,7 @@ static int put_one_record(struct request *req, struct response *resp,
 	if (status == 0) {
 		enum db_status st = db_storage_put(req->write, req->user->id,
 						   req->collection, &w, 1,
-						   req->timestamp);
+						   req->timestamp, !req->lock_pending);
 		status = st == DB_OK ? 0 : handler_db_failure(req, resp, st);
 	}
 	if (status == 0)
@@ -431,7 +431,7 @@ int storage_post_collection(struct request *req, struct response *resp)
 	if (status == 0 && batch.nvalid > 0) {
 		enum db_status st = db_storage_put(req->write, req->user->id, req->collection,
 						   batch.items, batch.nvalid,
-						   req->timestamp);
+						   req->timestamp, !req->lock_pending);
 		status = st == DB_OK ? 0 : handler_db_failure(req, resp, st);
 	}
 	if (status == 0)

@@ -16,6 +16,9 @@
 #define EMAIL_MAX 254
 #define SORTINDEX_LIMIT 999999999
 #define TTL_MAX 31536000
+/* wbo.payload is a MEDIUMBLOB: a longer payload cannot be stored, whatever
+ * max_payload_bytes allows (its bound is 16 MiB, one byte more). */
+#define PAYLOAD_COLUMN_MAX 16777215
 
 /*
  * [A-Za-z0-9._-]{1,32}, but not "." or ".." (dot segments):

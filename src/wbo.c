@@ -159,7 +159,8 @@ enum wbo_error wbo_parse(struct json_object *obj, const char *default_id,
 			return WBO_PAYLOAD_NOT_STRING;
 		out->payload = json_object_get_string(v);
 		out->payload_len = (size_t)json_object_get_string_len(v);
-		if (out->payload_len > max_payload)
+		if (out->payload_len > max_payload ||
+		    out->payload_len > PAYLOAD_COLUMN_MAX)
 			return WBO_PAYLOAD_TOO_LARGE;
 		out->fields |= WBO_FIELD_PAYLOAD;
 	}

@@ -291,6 +291,53 @@ def test_an_expired_record_is_replaced_anew_and_not_kept():
     assert (last["written"], last["replaced"], last["kept_bytes"]) == (2, 1, 4), last
 
 
+def mixed_batch_upload(port=None):
+    """An account with ten records, r3 expired, then one POST that mixes
+    new ids with stored ones of two shapes and the expired one: the new
+    records go in by an insert that passes over stored ids
+    (db_storage_put), the others by the upsert after it."""
+    user, pw = new_user("hist")
+    uid = user_id(user)
+    first = [{"id": f"r{i}", "payload": payload(f"old {i}"), "sortindex": i}
+             for i in range(10)]
+    before = stamp_of(call("POST", "storage/m", user, pw, first, port=port))
+    sql(f"UPDATE wbo SET expires = 1 WHERE user_id = {uid} AND id = 'r3'")
+    batch = [{"id": "n0", "payload": "new 0"}, {"id": "r0", "payload": "r0 again"},
+             {"id": "n1", "payload": "new 1", "sortindex": 5},
+             {"id": "r3", "payload": "r3 anew"}, {"id": "r5", "sortindex": 50},
+             {"id": "n2", "payload": "new 2"}]
+    r = call("POST", "storage/m", user, pw, batch, port=port)
+    stamp = stamp_of(r)
+    assert sorted(r.json()["success"]) == sorted(w["id"] for w in batch), r.body
+    got = records(user, pw, "m")
+    assert sorted(got) == sorted([f"r{i}" for i in range(10)] + ["n0", "n1", "n2"])
+    # A stored record keeps the fields the upload leaves out ...
+    assert got["r0"]["payload"] == "r0 again" and got["r0"]["sortindex"] == 0, got["r0"]
+    assert got["r5"]["payload"] == first[5]["payload"] and got["r5"]["sortindex"] == 50
+    assert got["r5"]["modified"] == float(before), got["r5"]  # sortindex only
+    # ... an expired one is written anew, and a new one has what it was sent.
+    assert got["r3"]["payload"] == "r3 anew" and "sortindex" not in got["r3"], got["r3"]
+    assert got["n1"]["payload"] == "new 1" and got["n1"]["sortindex"] == 5
+    for i in ("n0", "n1", "n2", "r0", "r3"):
+        assert got[i]["modified"] == float(stamp), (i, got[i], stamp)
+    return uid, int(round(float(stamp) * 100))
+
+
+def test_a_batch_of_new_and_stored_records_keeps_what_it_replaces():
+    uid, cents = mixed_batch_upload()
+    kept = sql(f"SELECT id FROM wbo_history WHERE user_id = {uid} "
+               f"AND replaced = {cents} ORDER BY id")
+    assert kept == [["r0"], ["r5"]], kept
+    log = sql(f"SELECT written, replaced FROM write_log WHERE user_id = {uid} "
+              f"AND stamp = {cents}")
+    assert log == [["6", "2"]], log
+
+
+def test_a_batch_of_new_and_stored_records_without_history():
+    uid, _ = mixed_batch_upload(server("history-off", {"history_days": 0}))
+    assert sql(f"SELECT COUNT(*) FROM wbo_history WHERE user_id = {uid}") == [["0"]]
+
+
 def test_batches_of_every_size_store_and_keep_each_record_once():
     # An upload's upsert takes up to 128 records a statement, padded to a
     # multiple of 8 by repeating the last: sizes around those edges must

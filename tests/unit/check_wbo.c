@@ -1,10 +1,12 @@
 /* check_wbo.c - unit tests for src/wbo.c: POST batches and JSON output. */
 #include <json-c/json.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
 #include "check_suites.h"
+#include "validate.h"
 #include "wbo.h"
 
 /* ---- POST batches --------------------------------------------------------- */
@@ -192,6 +194,29 @@ START_TEST(test_numeric_ids)
 }
 END_TEST
 
+/* max_payload_bytes may be set to 16 MiB, one byte past what wbo.payload
+ * (a MEDIUMBLOB) holds: such a payload is refused, never cut to fit. */
+START_TEST(test_payload_longer_than_its_column)
+{
+	struct wbo w;
+	size_t len = PAYLOAD_COLUMN_MAX + 1;
+	char *text = malloc(len + 1);
+	ck_assert_ptr_nonnull(text);
+	memset(text, 'a', len);
+	text[len] = '\0';
+	struct json_object *obj = json_object_new_object();
+	json_object_object_add(obj, "id", json_object_new_string("big"));
+	json_object_object_add(obj, "payload", json_object_new_string_len(text, (int)len));
+	ck_assert_int_eq(wbo_parse(obj, NULL, 16 * 1024 * 1024, &w), WBO_PAYLOAD_TOO_LARGE);
+	json_object_object_add(obj, "payload",
+			       json_object_new_string_len(text, (int)len - 1));
+	ck_assert_int_eq(wbo_parse(obj, NULL, 16 * 1024 * 1024, &w), WBO_OK);
+	ck_assert_uint_eq(w.payload_len, PAYLOAD_COLUMN_MAX);
+	json_object_put(obj);
+	free(text);
+}
+END_TEST
+
 START_TEST(test_sortindex_strings)
 {
 	static const struct {
@@ -323,6 +348,7 @@ Suite *wbo_suite(void)
 	Suite *s = suite_create("wbo");
 	TCase *tc = tcase_create("batch");
 	tcase_add_test(tc, test_batch_mixed);
+	tcase_add_test(tc, test_payload_longer_than_its_column);
 	tcase_add_test(tc, test_batch_shapes);
 	tcase_add_test(tc, test_batch_over_the_record_limit);
 	tcase_add_test(tc, test_batch_over_the_byte_budget);
