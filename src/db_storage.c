@@ -638,12 +638,15 @@ static enum db_status prepare_upload(struct write_context *wc, struct sql *s,
 	return st;
 }
 
+/* How many records of an upload test whether it brings new ones. */
+#define NEW_PROBE 8
+
 /* The ids an insert of new records wrote, marked among the upload's
  * items: RETURNING names them in the order of its rows, so the search
  * starts after the last one found. */
 struct new_ids {
 	const struct wbo *items;
-	bool *stored;
+	bool *inserted;
 	size_t n, next;
 };
 
@@ -653,9 +656,9 @@ static int new_id_row(void *ctx, const struct db_value *row, size_t ncols)
 	(void)ncols;
 	for (size_t k = 0; k < w->n; k++) {
 		size_t i = (w->next + k) % w->n;
-		if (!w->stored[i] && w->items[i].id_len == row[0].len &&
+		if (!w->inserted[i] && w->items[i].id_len == row[0].len &&
 		    memcmp(w->items[i].id, row[0].s, row[0].len) == 0) {
-			w->stored[i] = true;
+			w->inserted[i] = true;
 			w->next = i + 1;
 			return 0;
 		}
@@ -715,11 +718,15 @@ static enum db_status write_by_shape(struct sql *s, const struct wbo *items,
  * New records go in first, on their own: their insert passes over the
  * ids already stored and names the ones it wrote, so only the others
  * need what an upsert needs before it (prepare_upload: their replaced
- * versions kept, expired rows cleared). A batch of new records, the
- * usual upload, then looks its ids up once, in the insert, instead of
- * once more before it; a stored id costs one lookup more than it did.
- * A single record (a PUT, a client's tab or meta/global) is mostly a
- * replacement, so it goes straight to the upsert.
+ * versions kept, expired rows cleared). A batch of new records (a first
+ * sync) then looks its ids up once, in the insert, instead of once more
+ * before it. A stored id costs about as much in that insert as in the
+ * keep, so the first NEW_PROBE records go in alone, and only if they were
+ * all new do the others follow the same way: a batch of replacements (a
+ * client sending back records it changed) pays for NEW_PROBE ids and one
+ * statement, not for all of them (docs/performance.md, "Uploads, session
+ * 17"). A single record (a PUT, a client's tab or meta/global) is mostly
+ * a replacement, so it goes straight to the upsert.
  *
  * The insert takes a shared lock on each stored row it passes over, and
  * the upsert then an exclusive one. Another writer of the same rows that
@@ -734,18 +741,26 @@ enum db_status db_storage_put(struct write_context *wc, int64_t user_id,
 {
 	struct sql s;
 	enum db_status st = DB_OK;
-	bool *stored = xcalloc(n ? n : 1, sizeof *stored);
+	bool *inserted = xcalloc(n ? n : 1, sizeof *inserted);
 	struct wbo *rest = xcalloc(n ? n : 1, sizeof *rest);
 	size_t nrest = 0;
 
 	sql_init(&s);
 	db_history_note_written(wc, n);
 	if (n > 1 && account_locked) {
-		struct new_ids new_ids = { items, stored, n, 0 };
-		st = write_by_shape(&s, items, n, user_id, collection, stamp, &new_ids);
+		struct new_ids new_ids = { items, inserted, n, 0 };
+		size_t probe = n < NEW_PROBE ? n : NEW_PROBE;
+		st = write_by_shape(&s, items, probe, user_id, collection, stamp,
+				    &new_ids);
+		bool all_new = true;
+		for (size_t i = 0; i < probe; i++)
+			all_new = all_new && inserted[i];
+		if (st == DB_OK && all_new && n > probe)
+			st = write_by_shape(&s, items + probe, n - probe, user_id,
+					    collection, stamp, &new_ids);
 	}
 	for (size_t i = 0; i < n; i++)
-		if (!stored[i])
+		if (!inserted[i])
 			rest[nrest++] = items[i];
 	if (st == DB_OK && nrest > 0)
 		st = prepare_upload(wc, &s, user_id, collection, rest, nrest, stamp);
@@ -753,7 +768,7 @@ enum db_status db_storage_put(struct write_context *wc, int64_t user_id,
 		st = write_by_shape(&s, rest, nrest, user_id, collection, stamp, NULL);
 	sql_free(&s);
 	free(rest);
-	free(stored);
+	free(inserted);
 	return st;
 }
 

@@ -338,6 +338,40 @@ def test_a_batch_of_new_and_stored_records_without_history():
     assert sql(f"SELECT COUNT(*) FROM wbo_history WHERE user_id = {uid}") == [["0"]]
 
 
+def test_stored_records_before_and_after_the_first_eight():
+    # db_storage_put inserts the first 8 records of a batch alone and the
+    # rest the same way only if those 8 were all new: stored records past
+    # the first 8, and a stored record among them, must both end up
+    # replaced (and kept) exactly once, with every new record written.
+    user, pw = new_user("hist")
+    uid = user_id(user)
+    stamp_of(call("POST", "storage/p", user, pw,
+                  [{"id": f"old{i}", "payload": f"v1 {i}", "sortindex": i}
+                   for i in range(6)]))
+    late = [{"id": f"new{i}", "payload": f"n {i}"} for i in range(10)] + \
+        [{"id": f"old{i}", "payload": f"v2 {i}"} for i in range(3)] + \
+        [{"id": f"new{i}", "payload": f"n {i}"} for i in range(10, 15)]
+    early = [{"id": "old3", "payload": "v2 3"}] + \
+        [{"id": f"fresh{i}", "payload": f"f {i}"} for i in range(19)]
+    for batch, replaced in ((late, ["old0", "old1", "old2"]), (early, ["old3"])):
+        r = call("POST", "storage/p", user, pw, batch)
+        cents = int(round(float(stamp_of(r)) * 100))
+        assert sorted(r.json()["success"]) == sorted(w["id"] for w in batch), r.body
+        got = records(user, pw, "p")
+        for w in batch:
+            assert got[w["id"]]["payload"] == w["payload"], (w, got[w["id"]])
+            assert int(round(got[w["id"]]["modified"] * 100)) == cents, (w["id"], got[w["id"]])
+        for i in replaced:
+            assert got[i]["sortindex"] == int(i[3:]), got[i]  # kept, not sent
+        kept = sql(f"SELECT id, payload FROM wbo_history WHERE user_id = {uid} "
+                   f"AND replaced = {cents} ORDER BY id")
+        assert kept == [[i, f"v1 {i[3:]}"] for i in replaced], kept
+        log = sql(f"SELECT written, replaced FROM write_log WHERE user_id = {uid} "
+                  f"AND stamp = {cents}")
+        assert log == [[str(len(batch)), str(len(replaced))]], log
+    assert len(records(user, pw, "p")) == 6 + 15 + 19
+
+
 def test_batches_of_every_size_store_and_keep_each_record_once():
     # An upload's upsert takes up to 128 records a statement, padded to a
     # multiple of 8 by repeating the last: sizes around those edges must
