@@ -48,6 +48,18 @@ void account_cache_init(int64_t row_seconds, int64_t credential_seconds)
 	credential_ttl = credential_seconds;
 }
 
+/* Is a copy of name's entry (found) that of the account id (0: any)?
+ * If not, *e becomes a fresh entry for them. */
+static bool entry_is_of(const uint64_t name[2], int64_t id, bool found, struct entry *e)
+{
+	if (found && e->w[NAME_CHECK] == name[1] && (id == 0 || (int64_t)e->w[ID] == id))
+		return true;
+	memset(e, 0, sizeof *e);
+	e->w[NAME_CHECK] = name[1];
+	e->w[ID] = (uint64_t)id;
+	return false;
+}
+
 /* username's entry at now, and its tag; false (and *e a fresh entry for
  * id, when id is not 0) if there is none of that account. settled: wait
  * out a write in progress (shared_table_get_settled). */
@@ -60,14 +72,9 @@ static bool find_in(const char *username, int64_t id, int64_t now, struct entry 
 		return false;
 	*tag = name[0];
 	struct shared_table *t = change_board_table(BOARD_ACCOUNTS);
-	if ((settled ? shared_table_get_settled(t, name[0], now, e->w)
-		     : shared_table_get(t, name[0], now, e->w)) &&
-	    e->w[NAME_CHECK] == name[1] && (id == 0 || (int64_t)e->w[ID] == id))
-		return true;
-	memset(e, 0, sizeof *e);
-	e->w[NAME_CHECK] = name[1];
-	e->w[ID] = (uint64_t)id;
-	return false;
+	bool found = settled ? shared_table_get_settled(t, name[0], now, e->w)
+			     : shared_table_get(t, name[0], now, e->w);
+	return entry_is_of(name, id, found, e);
 }
 
 static bool find(const char *username, int64_t id, int64_t now, struct entry *e,
@@ -76,13 +83,42 @@ static bool find(const char *username, int64_t id, int64_t now, struct entry *e,
 	return find_in(username, id, now, e, tag, false);
 }
 
+/*
+ * As find, for a change: the entry is claimed until store() or
+ * let_go() (shared_table_begin), so that what another process stores in
+ * it meanwhile (a row, a credential, an answer) is not overwritten by
+ * this older copy. false (nothing held) if it stayed busy: the change
+ * is skipped, as a cache may.
+ */
+static bool open_entry(const char *username, int64_t id, int64_t now, struct entry *e,
+		       struct shared_write *w)
+{
+	uint64_t name[2];
+	bool found;
+	if (!cache_key_name(username, name) ||
+	    !shared_table_begin(change_board_table(BOARD_ACCOUNTS), name[0], now, e->w,
+				&found, w)) {
+		OPENSSL_cleanse(e, sizeof *e);
+		return false;
+	}
+	entry_is_of(name, id, found, e);
+	return true;
+}
+
+static void let_go(struct shared_write *w, struct entry *e)
+{
+	shared_table_abandon(w);
+	OPENSSL_cleanse(e, sizeof *e);
+}
+
 static int64_t later(int64_t a, int64_t b)
 {
 	return a > b ? a : b;
 }
 
-/* Store e under tag until its last valid part expires. */
-static void store(uint64_t tag, struct entry *e, int64_t now)
+/* Store e in the entry opened by open_entry(), until its last valid
+ * part expires. */
+static void store(struct shared_write *w, struct entry *e, int64_t now)
 {
 	int64_t until = now + 1;
 	if (e->w[FLAGS] & ROW)
@@ -95,8 +131,7 @@ static void store(uint64_t tag, struct entry *e, int64_t now)
 		until = later(until, valid < now + ANSWER_MAX_SECONDS ? valid
 								      : now + ANSWER_MAX_SECONDS);
 	}
-	if (tag != 0)
-		shared_table_put(change_board_table(BOARD_ACCOUNTS), tag, until, now, e->w);
+	shared_table_commit(change_board_table(BOARD_ACCOUNTS), w, until, e->w);
 	OPENSSL_cleanse(e, sizeof *e);
 }
 
@@ -212,18 +247,17 @@ void account_cache_credential_put(const struct user *u, const char *password,
 				  size_t len, int64_t now)
 {
 	struct entry e;
-	uint64_t tag;
+	struct shared_write w;
 	unsigned char fp[CACHE_MAC_BYTES];
-	if (credential_ttl <= 0)
+	if (credential_ttl <= 0 || !open_entry(u->username, u->id, now, &e, &w))
 		return;
-	find(u->username, u->id, now, &e, &tag);
 	if (cache_key_fingerprint(u->password_hash, fp) &&
 	    cache_key_verifier(u->id, fp, password, len, (unsigned char *)&e.w[VERIFIER])) {
 		e.w[FLAGS] |= CREDENTIAL;
 		e.w[VERIFIED_AT] = (uint64_t)now;
-		store(tag, &e, now);
+		store(&w, &e, now);
 	}
-	OPENSSL_cleanse(&e, sizeof e);
+	let_go(&w, &e);
 	OPENSSL_cleanse(fp, sizeof fp);
 }
 
@@ -243,10 +277,10 @@ void account_cache_put(const struct account_probe *probe, const struct user *u,
 		       int64_t now)
 {
 	struct entry e;
-	uint64_t tag;
-	if (row_ttl <= 0 || !change_board_ready() || u->username[0] == '\0')
+	struct shared_write w;
+	if (row_ttl <= 0 || !change_board_ready() || u->username[0] == '\0' ||
+	    !open_entry(u->username, u->id, now, &e, &w))
 		return;
-	find(u->username, u->id, now, &e, &tag);
 	e.w[FLAGS] &= ~(uint64_t)ROW;
 	/* The generation must be the one before the row: read then (the id
 	 * was known), or now if no account of the host changed since. Else
@@ -268,7 +302,7 @@ void account_cache_put(const struct account_probe *probe, const struct user *u,
 		e.w[READ_AT] = (uint64_t)now;
 		e.w[FLAGS] |= ROW;
 	}
-	store(tag, &e, now);
+	store(&w, &e, now);
 }
 
 bool account_cache_answer_get(const struct user *u, int64_t now, struct account_answer *out)
@@ -297,11 +331,12 @@ void account_cache_answer_put(const struct user *u, int64_t valid_until,
 			      const struct account_answer *a)
 {
 	struct entry e;
-	uint64_t tag;
+	struct shared_write w;
 	int64_t now = now_seconds();
 	if (a->len >= BODY_BYTES || u->username[0] == '\0')
 		return; /* a rare account with very many collections: not kept */
-	find(u->username, u->id, now, &e, &tag);
+	if (!open_entry(u->username, u->id, now, &e, &w))
+		return;
 	e.w[ANSWER_LAST_WRITE] = (uint64_t)u->last_write;
 	e.w[ANSWER_VALID_UNTIL] = (uint64_t)valid_until;
 	e.w[ANSWER_NEWEST] = (uint64_t)a->newest;
@@ -310,5 +345,5 @@ void account_cache_answer_put(const struct user *u, int64_t valid_until,
 	memset(&e.w[BODY], 0, BODY_BYTES);
 	memcpy(&e.w[BODY], a->body, a->len);
 	e.w[FLAGS] |= ANSWER;
-	store(tag, &e, now);
+	store(&w, &e, now);
 }

@@ -127,10 +127,14 @@ bool shared_table_get(const struct shared_table *t, uint64_t tag, int64_t now,
 }
 
 /* Is a claim (CLAIM's value) held by a live writer at time ms? A claim
- * older than the timeout is a dead (or stalled) writer's leftover. */
+ * older than the timeout is a dead (or stalled) writer's leftover. One
+ * stamped after ms is live: its writer read the clock later than we did
+ * (we were preempted between our clock and our load), and its age must
+ * not wrap round to "very old". */
 static bool claim_live(const struct shared_table *t, uint64_t held, uint64_t ms)
 {
-	return held != 0 && ms - (held >> PID_BITS) < t->claim_timeout_ms;
+	uint64_t at = held >> PID_BITS;
+	return held != 0 && (at >= ms || ms - at < t->claim_timeout_ms);
 }
 
 /* Is e mid-write by a live writer (not a dead one's leftovers)? */
@@ -235,6 +239,76 @@ static void write_close(word *e, uint64_t s, uint64_t token)
 	atomic_compare_exchange_strong(&e[CLAIM], &token, 0);
 }
 
+static void release(word *e, uint64_t token)
+{
+	atomic_compare_exchange_strong(&e[CLAIM], &token, 0);
+}
+
+/* The way of set holding tag, or NULL. */
+static word *way_with_tag(const struct shared_table *t, word *set, uint64_t tag)
+{
+	for (size_t w = 0; w < t->ways; w++) {
+		word *e = way_of(t, set, w);
+		if (atomic_load_explicit(&e[TAG], memory_order_relaxed) == tag)
+			return e;
+	}
+	return NULL;
+}
+
+bool shared_table_begin(struct shared_table *t, uint64_t tag, int64_t now, uint64_t *out,
+			bool *found, struct shared_write *w)
+{
+	*found = false;
+	w->entry = NULL;
+	w->token = 0;
+	if (t->region == NULL || tag == 0)
+		return false;
+	uint64_t began = now_ms();
+	for (;;) {
+		word *e = victim(t, tag, now);
+		uint64_t token = claim(t, e);
+		/* Claimed: but if tag arrived in another way meanwhile, that
+		 * way is the one to change. */
+		word *own = token != 0 ? way_with_tag(t, set_of(t, tag), tag) : NULL;
+		if (token != 0 && (own == NULL || own == e)) {
+			uint64_t got_tag, expires;
+			*found = read_entry(t, e, &got_tag, &expires, out) && got_tag == tag &&
+				 (int64_t)expires > now;
+			if (!*found)
+				memset(out, 0, (size_t)t->words * sizeof *out);
+			w->entry = e;
+			w->token = token;
+			w->tag = tag;
+			return true;
+		}
+		if (token != 0)
+			release(e, token);
+		if (now_ms() - began >= t->claim_timeout_ms)
+			return false;
+		/* A write is a few stores: see shared_table_get_settled. */
+		sleep_micros(100);
+	}
+}
+
+void shared_table_commit(struct shared_table *t, struct shared_write *w, int64_t expires,
+			 const uint64_t *payload)
+{
+	word *e = w->entry;
+	if (e == NULL)
+		return;
+	uint64_t s = write_open(e);
+	write_fields(t, e, w->tag, expires, payload, t->words);
+	write_close(e, s, w->token);
+	w->entry = NULL;
+}
+
+void shared_table_abandon(struct shared_write *w)
+{
+	if (w->entry != NULL)
+		release(w->entry, w->token);
+	w->entry = NULL;
+}
+
 bool shared_table_put(struct shared_table *t, uint64_t tag, int64_t expires,
 		      int64_t now, const uint64_t *payload)
 {
@@ -250,10 +324,6 @@ bool shared_table_put(struct shared_table *t, uint64_t tag, int64_t expires,
 	return true;
 }
 
-static void release(word *e, uint64_t token)
-{
-	atomic_compare_exchange_strong(&e[CLAIM], &token, 0);
-}
 
 /* A way of the set, other than skip, that holds tag live (or is being
  * written: that may be tag arriving). */

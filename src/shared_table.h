@@ -85,6 +85,29 @@ bool shared_table_put(struct shared_table *t, uint64_t tag, int64_t expires,
 		      int64_t now, const uint64_t *payload);
 
 /*
+ * A change of an entry that depends on what it holds (read, modify,
+ * write): shared_table_begin claims the entry tag is written to, waiting
+ * for a live writer of it (at most claim_timeout_ms), and copies its
+ * payload into out (found), or zeros (!found) when it holds no whole,
+ * unexpired entry of tag. Every writer claims first, so nobody writes it
+ * until shared_table_commit stores the changed payload or
+ * shared_table_abandon lets it go: two processes changing different
+ * words of one entry both land, where a get then a put could store a
+ * copy that lacks the other's words. false (nothing held) if the wait
+ * ran out or tag is 0.
+ */
+struct shared_write {
+	void *entry;
+	uint64_t token;
+	uint64_t tag;
+};
+bool shared_table_begin(struct shared_table *t, uint64_t tag, int64_t now, uint64_t *out,
+			bool *found, struct shared_write *w);
+void shared_table_commit(struct shared_table *t, struct shared_write *w, int64_t expires,
+			 const uint64_t *payload);
+void shared_table_abandon(struct shared_write *w);
+
+/*
  * Store payload under tag only if no live (unexpired) entry has that tag:
  * an atomic "claim this key" across processes. Adds to one set are taken
  * one at a time (under the claim of the set's first entry), so two
