@@ -47,7 +47,6 @@ enum storage_stmt {
 	STORAGE_ORDER_INDEX,
 	STORAGE_LIMIT,
 	STORAGE_INSERT,
-	STORAGE_INSERT_NEW,
 	STORAGE_COLUMN_PARENTID,
 	STORAGE_COLUMN_PREDECESSORID,
 	STORAGE_COLUMN_SORTINDEX,
@@ -62,7 +61,6 @@ enum storage_stmt {
 	STORAGE_UPDATE_SORTINDEX,
 	STORAGE_UPDATE_PAYLOAD,
 	STORAGE_UPDATE_EXPIRES,
-	STORAGE_RETURNING_ID,
 	STORAGE_STMT__MAX
 };
 
@@ -147,16 +145,8 @@ static const char *const storage_sql[STORAGE_STMT__MAX] = {
 	 * STORAGE_UPSERT, then the modified rule and the matching updates.
 	 */
 	[STORAGE_INSERT] = "INSERT INTO wbo (user_id, collection, id, modified",
-	/*
-	 * The insert of an upload's new records: STORAGE_INSERT_NEW, the
-	 * columns and rows as above, STORAGE_RETURNING_ID. It skips the ids
-	 * already stored and names the ones it wrote. A duplicate key is all
-	 * that IGNORE can pass over: every value was checked to fit its
-	 * column before (validate.h, wbo.c), so none is bent to fit. (The
-	 * binary protocol does not report the warnings of a statement with
-	 * RETURNING, so this cannot be checked afterwards.)
-	 */
-	[STORAGE_INSERT_NEW] = "INSERT IGNORE INTO wbo (user_id, collection, id, modified",
+	/* Without STORAGE_UPSERT and what follows it, the same is the plain
+	 * insert of an upload's new records (db_storage_put). */
 	[STORAGE_COLUMN_PARENTID] = ", parentid",
 	[STORAGE_COLUMN_PREDECESSORID] = ", predecessorid",
 	[STORAGE_COLUMN_SORTINDEX] = ", sortindex",
@@ -172,7 +162,6 @@ static const char *const storage_sql[STORAGE_STMT__MAX] = {
 	[STORAGE_UPDATE_PAYLOAD] =
 		", payload = VALUES(payload), payload_size = VALUES(payload_size)",
 	[STORAGE_UPDATE_EXPIRES] = ", expires = VALUES(expires)",
-	[STORAGE_RETURNING_ID] = " RETURNING id",
 };
 
 struct collection_ctx {
@@ -569,16 +558,16 @@ static void add_row(struct sql *s, unsigned shape, const struct wbo *w,
 }
 
 /* The upsert of n records of one shape, as `rows` rows (n <= rows: the
- * last record repeated); with `new_only`, the insert of those that are
- * not stored yet instead, naming the ids it wrote. */
+ * last record repeated); without `upsert`, their plain insert (a stored
+ * id, or a repeated row, fails it). */
 static void add_insert(struct sql *s, unsigned shape, const struct wbo *items,
 		       size_t n, size_t rows, int64_t user_id,
-		       const char *collection, int64_t stamp, bool new_only)
+		       const char *collection, int64_t stamp, bool upsert)
 {
 	/* Only content moves modified: predecessorid, sortindex and ttl
 	 * order or expire a record (PHP weave_storage.php update_object). */
 	bool bump = (shape & (WBO_FIELD_PAYLOAD | WBO_FIELD_PARENTID)) != 0;
-	sql_add(s, new_only ? STORAGE_INSERT_NEW : STORAGE_INSERT);
+	sql_add(s, STORAGE_INSERT);
 	for (size_t c = 0; c < NOPTIONAL; c++)
 		if (shape & optional_columns[c].field)
 			sql_add(s, optional_columns[c].column);
@@ -588,10 +577,8 @@ static void add_insert(struct sql *s, unsigned shape, const struct wbo *items,
 			sql_punct(s, ",");
 		add_row(s, shape, &items[i < n ? i : n - 1], user_id, collection, stamp);
 	}
-	if (new_only) {
-		sql_add(s, STORAGE_RETURNING_ID);
+	if (!upsert)
 		return;
-	}
 	sql_add(s, STORAGE_UPSERT);
 	sql_add(s, bump ? STORAGE_BUMP_MODIFIED : STORAGE_KEEP_MODIFIED);
 	for (size_t c = 0; c < NOPTIONAL; c++)
@@ -638,98 +625,82 @@ static enum db_status prepare_upload(struct write_context *wc, struct sql *s,
 	return st;
 }
 
-/* How many records of an upload test whether it brings new ones. */
-#define NEW_PROBE 8
-
-/* The ids an insert of new records wrote, marked among the upload's
- * items: RETURNING names them in the order of its rows, so the search
- * starts after the last one found. */
-struct new_ids {
-	const struct wbo *items;
-	bool *inserted;
-	size_t n, next;
-};
-
-static int new_id_row(void *ctx, const struct db_value *row, size_t ncols)
-{
-	struct new_ids *w = ctx;
-	(void)ncols;
-	for (size_t k = 0; k < w->n; k++) {
-		size_t i = (w->next + k) % w->n;
-		if (!w->inserted[i] && w->items[i].id_len == row[0].len &&
-		    memcmp(w->items[i].id, row[0].s, row[0].len) == 0) {
-			w->inserted[i] = true;
-			w->next = i + 1;
-			return 0;
-		}
-	}
-	return 0;
-}
-
-/* count records of one shape, in statements of at most MAX_INSERT_ROWS:
- * upserts, or with `new_ids` the inserts of those not stored yet. */
+/*
+ * count records of one shape, in statements of at most MAX_INSERT_ROWS:
+ * upserts (their rows padded), or plain inserts of exactly their rows.
+ * *written: how many records the statements that succeeded wrote.
+ */
 static enum db_status write_group(struct sql *s, unsigned shape,
 				  const struct wbo *group, size_t count,
 				  int64_t user_id, const char *collection,
-				  int64_t stamp, struct new_ids *new_ids)
+				  int64_t stamp, bool upsert, size_t *written)
 {
 	enum db_status st = DB_OK;
-	for (size_t at = 0; at < count && st == DB_OK;) {
+	size_t at = 0;
+	while (at < count && st == DB_OK) {
 		size_t c = count - at < MAX_INSERT_ROWS ? count - at : MAX_INSERT_ROWS;
-		size_t rows = (c + INSERT_ROUND - 1) / INSERT_ROUND * INSERT_ROUND;
+		size_t rows = upsert ? (c + INSERT_ROUND - 1) / INSERT_ROUND * INSERT_ROUND : c;
 		sql_reset(s);
-		add_insert(s, shape, group + at, c, rows, user_id, collection, stamp,
-			   new_ids != NULL);
-		st = sql_run(s, new_ids ? new_id_row : NULL, new_ids, NULL);
-		at += c;
+		add_insert(s, shape, group + at, c, rows, user_id, collection, stamp, upsert);
+		st = sql_run(s, NULL, NULL, NULL);
+		if (st == DB_OK)
+			at += c;
 	}
+	*written = at;
 	return st;
 }
 
-/* items in statements of one shape (set of present fields) each. */
+/* items in statements of one shape (set of present fields) each; with
+ * `inserted` (plain inserts), the items written are marked in it. */
 static enum db_status write_by_shape(struct sql *s, const struct wbo *items,
 				     size_t n, int64_t user_id,
 				     const char *collection, int64_t stamp,
-				     struct new_ids *new_ids)
+				     bool upsert, bool *inserted)
 {
 	enum db_status st = DB_OK;
 	bool *done = xcalloc(n ? n : 1, sizeof *done);
 	struct wbo *group = xcalloc(n ? n : 1, sizeof *group);
+	size_t *index = xcalloc(n ? n : 1, sizeof *index);
 	for (size_t first = 0; first < n && st == DB_OK; first++) {
 		if (done[first])
 			continue;
 		unsigned shape = items[first].fields;
-		size_t count = 0;
+		size_t count = 0, written;
 		for (size_t i = first; i < n; i++) {
 			if (!done[i] && items[i].fields == shape) {
+				index[count] = i;
 				group[count++] = items[i];
 				done[i] = true;
 			}
 		}
-		st = write_group(s, shape, group, count, user_id, collection, stamp,
-				 new_ids);
+		st = write_group(s, shape, group, count, user_id, collection, stamp, upsert,
+				 &written);
+		for (size_t k = 0; inserted != NULL && k < written; k++)
+			inserted[index[k]] = true;
 	}
+	free(index);
 	free(group);
 	free(done);
 	return st;
 }
 
 /*
- * New records go in first, on their own: their insert passes over the
- * ids already stored and names the ones it wrote, so only the others
- * need what an upsert needs before it (prepare_upload: their replaced
- * versions kept, expired rows cleared). A batch of new records (a first
- * sync) then looks its ids up once, in the insert, instead of once more
- * before it. A stored id costs about as much in that insert as in the
- * keep, so the first NEW_PROBE records go in alone, and only if they were
- * all new do the others follow the same way: a batch of replacements (a
- * client sending back records it changed) pays for NEW_PROBE ids and one
- * statement, not for all of them (docs/performance.md, "Uploads, session
- * 17"). A single record (a PUT, a client's tab or meta/global) is mostly
- * a replacement, so it goes straight to the upsert.
+ * New records go in first, by a plain INSERT of the whole batch (one
+ * statement per shape): a batch of new records (a first sync) then
+ * looks its ids up once, in the insert, instead of once more before it.
+ * The first stored id fails that statement with a duplicate key;
+ * InnoDB takes back that statement alone, and the records it did not
+ * write go the replacement way: what an upsert needs before it
+ * (prepare_upload: their replaced versions kept, expired rows cleared),
+ * then the upsert. A batch of replacements (a client sending back
+ * records it changed) pays for one failed row, a batch whose new
+ * records come before its stored ones for those new ones twice
+ * (docs/performance.md, "Uploads, session 18"). A single record (a PUT,
+ * a client's tab or meta/global) is mostly a replacement, so it goes
+ * straight to the upsert.
  *
- * The insert takes a shared lock on each stored row it passes over, and
- * the upsert then an exclusive one. Another writer of the same rows that
+ * The insert takes a shared lock on the stored row it fails on, and the
+ * upsert then an exclusive one. Another writer of the same row that
  * asks for its exclusive lock in between would deadlock with it, so an
  * upload that writes before it holds its account's lock (write_lock.h:
  * others of the account write their records beside it) goes straight to
@@ -748,16 +719,9 @@ enum db_status db_storage_put(struct write_context *wc, int64_t user_id,
 	sql_init(&s);
 	db_history_note_written(wc, n);
 	if (n > 1 && account_locked) {
-		struct new_ids new_ids = { items, inserted, n, 0 };
-		size_t probe = n < NEW_PROBE ? n : NEW_PROBE;
-		st = write_by_shape(&s, items, probe, user_id, collection, stamp,
-				    &new_ids);
-		bool all_new = true;
-		for (size_t i = 0; i < probe; i++)
-			all_new = all_new && inserted[i];
-		if (st == DB_OK && all_new && n > probe)
-			st = write_by_shape(&s, items + probe, n - probe, user_id,
-					    collection, stamp, &new_ids);
+		st = write_by_shape(&s, items, n, user_id, collection, stamp, false, inserted);
+		if (st == DB_CONFLICT)
+			st = DB_OK; /* a stored id (or one sent twice): see above */
 	}
 	for (size_t i = 0; i < n; i++)
 		if (!inserted[i])
@@ -765,7 +729,7 @@ enum db_status db_storage_put(struct write_context *wc, int64_t user_id,
 	if (st == DB_OK && nrest > 0)
 		st = prepare_upload(wc, &s, user_id, collection, rest, nrest, stamp);
 	if (st == DB_OK && nrest > 0)
-		st = write_by_shape(&s, rest, nrest, user_id, collection, stamp, NULL);
+		st = write_by_shape(&s, rest, nrest, user_id, collection, stamp, true, NULL);
 	sql_free(&s);
 	free(rest);
 	free(inserted);

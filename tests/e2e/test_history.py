@@ -338,11 +338,12 @@ def test_a_batch_of_new_and_stored_records_without_history():
     assert sql(f"SELECT COUNT(*) FROM wbo_history WHERE user_id = {uid}") == [["0"]]
 
 
-def test_stored_records_before_and_after_the_first_eight():
-    # db_storage_put inserts the first 8 records of a batch alone and the
-    # rest the same way only if those 8 were all new: stored records past
-    # the first 8, and a stored record among them, must both end up
-    # replaced (and kept) exactly once, with every new record written.
+def test_stored_records_after_new_ones_and_first():
+    # db_storage_put inserts a batch by a plain INSERT first, which fails
+    # at its first stored id and is taken back whole: stored records after
+    # new ones (written, then taken back), and a stored record first, must
+    # both end up replaced (and kept) exactly once, with every new record
+    # written once.
     user, pw = new_user("hist")
     uid = user_id(user)
     stamp_of(call("POST", "storage/p", user, pw,
@@ -370,6 +371,30 @@ def test_stored_records_before_and_after_the_first_eight():
                   f"AND stamp = {cents}")
         assert log == [[str(len(batch)), str(len(replaced))]], log
     assert len(records(user, pw, "p")) == 6 + 15 + 19
+
+
+def test_an_id_sent_twice_in_one_batch_ends_as_its_last_copy():
+    # A batch naming one id twice fails the plain INSERT on its second
+    # copy (as a stored id would) and goes the upsert way: the last copy
+    # wins, every other record is written, and nothing stored is kept as
+    # replaced.
+    user, pw = new_user("hist")
+    uid = user_id(user)
+    batch = [{"id": "twice", "payload": "first"}] + \
+        [{"id": f"n{i}", "payload": f"n {i}"} for i in range(5)] + \
+        [{"id": "twice", "payload": "last", "sortindex": 7}]
+    r = call("POST", "storage/d", user, pw, batch)
+    assert set(r.json()["success"]) == {w["id"] for w in batch}, r.body
+    assert r.json()["failed"] == {}, r.body
+    got = records(user, pw, "d")
+    assert len(got) == 6, got
+    assert got["twice"]["payload"] == "last", got["twice"]
+    for i in range(5):
+        assert got[f"n{i}"]["payload"] == f"n {i}"
+    assert sql(f"SELECT COUNT(*) FROM wbo WHERE user_id = {uid} AND collection = 'd' "
+               f"AND id = 'twice'") == [["1"]]
+    assert sql(f"SELECT COUNT(*) FROM wbo_history WHERE user_id = {uid} "
+               f"AND payload = 'last'") == [["0"]]
 
 
 def test_batches_of_every_size_store_and_keep_each_record_once():
