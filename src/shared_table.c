@@ -230,18 +230,18 @@ static void write_fields(const struct shared_table *t, word *e, uint64_t tag,
 	atomic_store_explicit(&e[USED], now_ms(), memory_order_relaxed);
 }
 
+static void release(word *e, uint64_t token)
+{
+	atomic_compare_exchange_strong(&e[CLAIM], &token, 0);
+}
+
 static void write_close(word *e, uint64_t s, uint64_t token)
 {
 	/* If our claim was stolen meanwhile, the thief owns the sequence:
 	 * leave it (the checksum covers whatever mix we made). */
 	atomic_compare_exchange_strong_explicit(&e[SEQ], &s, s + 1, memory_order_release,
 						memory_order_relaxed);
-	atomic_compare_exchange_strong(&e[CLAIM], &token, 0);
-}
-
-static void release(word *e, uint64_t token)
-{
-	atomic_compare_exchange_strong(&e[CLAIM], &token, 0);
+	release(e, token);
 }
 
 /* The way of set holding tag, or NULL. */
