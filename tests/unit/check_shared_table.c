@@ -208,6 +208,19 @@ START_TEST(test_a_dead_writer_is_recovered_from)
 	ck_assert(shared_table_put(&t, 9, NOW + 100, NOW, in));
 	ck_assert(shared_table_get(&t, 9, NOW, out));
 	ck_assert_mem_eq(in, out, sizeof in);
+	/* A read-modify-write waits out the dead writer's claim (no longer
+	 * than the timeout), then finds its half-written entry absent. */
+	abandon_a_write_in_a_child(&t, 9);
+	int64_t t0 = monotonic_ms();
+	bool found = true;
+	struct shared_write w;
+	ck_assert(shared_table_begin(&t, 9, NOW, out, &found, &w));
+	ck_assert_int_ge(monotonic_ms() - t0, 50);
+	ck_assert_int_lt(monotonic_ms() - t0, 1000);
+	ck_assert(!found);
+	shared_table_commit(&t, &w, NOW + 100, in);
+	ck_assert(shared_table_get(&t, 9, NOW, out));
+	ck_assert_mem_eq(in, out, sizeof in);
 	shared_free(&t);
 }
 END_TEST
