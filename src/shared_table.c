@@ -145,27 +145,47 @@ static bool live_write(const struct shared_table *t, word *e)
 	return claim_live(t, atomic_load_explicit(&e[CLAIM], memory_order_relaxed), now_ms());
 }
 
-static bool set_being_written(const struct shared_table *t, word *set)
+/*
+ * The sum of the sequences of set's ways: a write that begins or ends
+ * between two looks changes it. false if a live writer is at work in
+ * the set now (a dead writer's odd sequence only stays as it is).
+ */
+static bool set_quiet(const struct shared_table *t, word *set, uint64_t *version)
 {
-	for (size_t w = 0; w < t->ways; w++)
-		if (live_write(t, way_of(t, set, w)))
-			return true;
-	return false;
+	*version = 0;
+	for (size_t w = 0; w < t->ways; w++) {
+		word *e = way_of(t, set, w);
+		if (live_write(t, e))
+			return false;
+		*version += atomic_load_explicit(&e[SEQ], memory_order_acquire);
+	}
+	return true;
 }
 
 bool shared_table_get_settled(const struct shared_table *t, uint64_t tag, int64_t now,
 			      uint64_t *out)
 {
+	if (t->region == NULL || tag == 0)
+		return false;
+	word *set = set_of(t, tag);
 	uint64_t began = now_ms();
-	while (!shared_table_get(t, tag, now, out)) {
-		if (t->region == NULL || tag == 0 || !set_being_written(t, set_of(t, tag)) ||
-		    now_ms() - began >= t->claim_timeout_ms)
+	for (;;) {
+		uint64_t before, after;
+		bool quiet = set_quiet(t, set, &before);
+		if (shared_table_get(t, tag, now, out))
+			return true;
+		/* A miss counts only if no write overlapped the look: one
+		 * that ended just before our check of the set would
+		 * otherwise pass for no write at all. */
+		if (quiet && set_quiet(t, set, &after) && before == after)
+			return false;
+		if (now_ms() - began >= t->claim_timeout_ms)
 			return false;
 		/* A write is a few stores: a writer still at it was
 		 * preempted, and will run again within a time slice. */
-		sleep_micros(100);
+		if (!quiet)
+			sleep_micros(100);
 	}
-	return true;
 }
 
 /* The entry a put of tag writes: tag's own, an empty or expired one, or

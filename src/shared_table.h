@@ -69,9 +69,10 @@ bool shared_table_get(const struct shared_table *t, uint64_t tag, int64_t now,
 /*
  * As shared_table_get, but while the tag's set has a write in progress
  * by a live writer (perhaps of this tag), wait for it, at most
- * claim_timeout_ms, instead of missing. For a reader that would
- * otherwise do something costly that a finished write makes needless
- * (kdf_gate.h: a second KDF for the same password).
+ * claim_timeout_ms, instead of missing; a miss is final only if no
+ * write in the set began or ended during the look. For a reader that
+ * would otherwise do something costly that a finished write makes
+ * needless (kdf_gate.h: a second KDF for the same password).
  */
 bool shared_table_get_settled(const struct shared_table *t, uint64_t tag, int64_t now,
 			      uint64_t *out);

@@ -268,6 +268,30 @@ START_TEST(test_late_stores_of_a_stalled_writer_are_a_miss)
 }
 END_TEST
 
+/* Fork n children (pids) that start together, once start_together_go()
+ * writes to go[1]: the child's number in a child, -1 in the parent. */
+static int fork_to_start_together(pid_t *pids, int n, int go[2])
+{
+	ck_assert_int_eq(pipe(go), 0);
+	for (int p = 0; p < n; p++) {
+		pids[p] = fork();
+		ck_assert_int_ge(pids[p], 0);
+		if (pids[p] != 0)
+			continue;
+		char c;
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		return p;
+	}
+	return -1;
+}
+
+static void start_together_go(int n, int go[2])
+{
+	for (int p = 0; p < n; p++)
+		ck_assert_int_eq(write(go[1], "x", 1), 1);
+}
+
 /* Of processes adding the same tag at once, exactly one succeeds; an
  * expired entry of the tag does not count. */
 START_TEST(test_add_is_exclusive)
@@ -280,16 +304,9 @@ START_TEST(test_add_is_exclusive)
 	ck_assert_int_eq(shared_table_add(&t, 31, NOW + 20, NOW + 10, in), SHARED_ADDED);
 	enum { PROCS = 6, TAGS = 200 };
 	int go[2];
-	ck_assert_int_eq(pipe(go), 0);
 	pid_t pids[PROCS];
-	for (int p = 0; p < PROCS; p++) {
-		pids[p] = fork();
-		ck_assert_int_ge(pids[p], 0);
-		if (pids[p] != 0)
-			continue;
-		char c;
-		if (read(go[0], &c, 1) != 1) /* all start together */
-			_exit(3);
+	int p = fork_to_start_together(pids, PROCS, go);
+	if (p >= 0) {
 		int added = 0;
 		for (uint64_t tag = 1000; tag < 1000 + TAGS; tag++) {
 			uint64_t mine[WORDS];
@@ -301,10 +318,9 @@ START_TEST(test_add_is_exclusive)
 		}
 		_exit(added);
 	}
-	for (int p = 0; p < PROCS; p++)
-		ck_assert_int_eq(write(go[1], "x", 1), 1);
+	start_together_go(PROCS, go);
 	int total = 0;
-	for (int p = 0; p < PROCS; p++) {
+	for (p = 0; p < PROCS; p++) {
 		int status;
 		ck_assert_int_eq(waitpid(pids[p], &status, 0), pids[p]);
 		ck_assert(WIFEXITED(status));
@@ -356,17 +372,10 @@ START_TEST(test_changes_of_one_entry_all_land)
 	enum { PROCS = WORDS, ROUNDS = 4000 };
 	struct shared_table t = shared_new(1, 4);
 	int go[2], done[2];
-	ck_assert_int_eq(pipe(go), 0);
 	ck_assert_int_eq(pipe(done), 0);
 	pid_t pids[PROCS];
-	for (int p = 0; p < PROCS; p++) {
-		pids[p] = fork();
-		ck_assert_int_ge(pids[p], 0);
-		if (pids[p] != 0)
-			continue;
-		char c;
-		if (read(go[0], &c, 1) != 1)
-			_exit(3);
+	int p = fork_to_start_together(pids, PROCS, go);
+	if (p >= 0) {
 		uint32_t made = 0;
 		for (int i = 0; i < ROUNDS; i++) {
 			uint64_t w[WORDS];
@@ -382,19 +391,18 @@ START_TEST(test_changes_of_one_entry_all_land)
 		}
 		_exit(write(done[1], &made, sizeof made) == sizeof made ? 0 : 5);
 	}
-	for (int p = 0; p < PROCS; p++)
-		ck_assert_int_eq(write(go[1], "x", 1), 1);
+	start_together_go(PROCS, go);
 	uint64_t made_by[PROCS] = { 0 };
-	for (int p = 0; p < PROCS; p++)
+	for (p = 0; p < PROCS; p++)
 		ck_assert_int_eq(child_exit(pids[p]), 0);
-	for (int p = 0; p < PROCS; p++) {
+	for (p = 0; p < PROCS; p++) {
 		uint32_t made;
 		ck_assert_int_eq(read(done[0], &made, sizeof made), sizeof made);
 		made_by[p] = made;
 	}
 	uint64_t got[WORDS], total_made = 0, total_got = 0;
 	ck_assert(shared_table_get(&t, 77, NOW, got));
-	for (int p = 0; p < PROCS; p++) {
+	for (p = 0; p < PROCS; p++) {
 		total_made += made_by[p];
 		total_got += got[p];
 	}
