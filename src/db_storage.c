@@ -650,12 +650,13 @@ static enum db_status write_group(struct sql *s, unsigned shape,
 	return st;
 }
 
-/* items in statements of one shape (set of present fields) each; with
- * `inserted` (plain inserts), the items written are marked in it. */
+/* items in statements of one shape (set of present fields) each:
+ * upserts, or with `inserted` plain inserts, the items they wrote marked
+ * in it. */
 static enum db_status write_by_shape(struct sql *s, const struct wbo *items,
 				     size_t n, int64_t user_id,
 				     const char *collection, int64_t stamp,
-				     bool upsert, bool *inserted)
+				     bool *inserted)
 {
 	enum db_status st = DB_OK;
 	bool *done = xcalloc(n ? n : 1, sizeof *done);
@@ -673,8 +674,8 @@ static enum db_status write_by_shape(struct sql *s, const struct wbo *items,
 				done[i] = true;
 			}
 		}
-		st = write_group(s, shape, group, count, user_id, collection, stamp, upsert,
-				 &written);
+		st = write_group(s, shape, group, count, user_id, collection, stamp,
+				 inserted == NULL, &written);
 		for (size_t k = 0; inserted != NULL && k < written; k++)
 			inserted[index[k]] = true;
 	}
@@ -719,7 +720,7 @@ enum db_status db_storage_put(struct write_context *wc, int64_t user_id,
 	sql_init(&s);
 	db_history_note_written(wc, n);
 	if (n > 1 && account_locked) {
-		st = write_by_shape(&s, items, n, user_id, collection, stamp, false, inserted);
+		st = write_by_shape(&s, items, n, user_id, collection, stamp, inserted);
 		if (st == DB_CONFLICT)
 			st = DB_OK; /* a stored id (or one sent twice): see above */
 	}
@@ -729,7 +730,7 @@ enum db_status db_storage_put(struct write_context *wc, int64_t user_id,
 	if (st == DB_OK && nrest > 0)
 		st = prepare_upload(wc, &s, user_id, collection, rest, nrest, stamp);
 	if (st == DB_OK && nrest > 0)
-		st = write_by_shape(&s, rest, nrest, user_id, collection, stamp, true, NULL);
+		st = write_by_shape(&s, rest, nrest, user_id, collection, stamp, NULL);
 	sql_free(&s);
 	free(rest);
 	free(inserted);

@@ -264,15 +264,27 @@ static void write_close(word *e, uint64_t s, uint64_t token)
 	release(e, token);
 }
 
-/* The way of set holding tag, or NULL. */
+/* The way of set holding tag, or NULL: found through the hints, as
+ * shared_table_get finds it (a way's hint is set before its tag). */
 static word *way_with_tag(const struct shared_table *t, word *set, uint64_t tag)
 {
 	for (size_t w = 0; w < t->ways; w++) {
+		if (atomic_load_explicit(&set[w], memory_order_relaxed) != tag)
+			continue;
 		word *e = way_of(t, set, w);
 		if (atomic_load_explicit(&e[TAG], memory_order_relaxed) == tag)
 			return e;
 	}
 	return NULL;
+}
+
+/* Write the entry e, claimed with token, whole. */
+static void write_claimed(struct shared_table *t, word *e, uint64_t token, uint64_t tag,
+			  int64_t expires, const uint64_t *payload)
+{
+	uint64_t s = write_open(e);
+	write_fields(t, e, tag, expires, payload, t->words);
+	write_close(e, s, token);
 }
 
 bool shared_table_begin(struct shared_table *t, uint64_t tag, int64_t now, uint64_t *out,
@@ -313,12 +325,9 @@ bool shared_table_begin(struct shared_table *t, uint64_t tag, int64_t now, uint6
 void shared_table_commit(struct shared_table *t, struct shared_write *w, int64_t expires,
 			 const uint64_t *payload)
 {
-	word *e = w->entry;
-	if (e == NULL)
+	if (w->entry == NULL)
 		return;
-	uint64_t s = write_open(e);
-	write_fields(t, e, w->tag, expires, payload, t->words);
-	write_close(e, s, w->token);
+	write_claimed(t, w->entry, w->token, w->tag, expires, payload);
 	w->entry = NULL;
 }
 
@@ -338,12 +347,9 @@ bool shared_table_put(struct shared_table *t, uint64_t tag, int64_t expires,
 	uint64_t token = claim(t, e);
 	if (token == 0)
 		return false;
-	uint64_t s = write_open(e);
-	write_fields(t, e, tag, expires, payload, t->words);
-	write_close(e, s, token);
+	write_claimed(t, e, token, tag, expires, payload);
 	return true;
 }
-
 
 /* A way of the set, other than skip, that holds tag live (or is being
  * written: that may be tag arriving). */
