@@ -5,7 +5,8 @@
  * server's records/s as a fraction of what this program reaches in the same run.
  *
  * usage: dbceiling CONFIG MODE SECONDS PROCS ARGS...
- *   poll     SECONDS PROCS PREFIX NUSERS      GET info/collections
+ *   poll     SECONDS PROCS PREFIX NUSERS      GET info/collections (answer kept)
+ *   coldpoll SECONDS PROCS PREFIX NUSERS      GET info/collections, nothing kept
  *   download SECONDS PROCS USER NEWER         GET storage/history?newer=...
  *   post     SECONDS PROCS PREFIX NUSERS MAX  POST 100-record batches
  * CONFIG is the weave.conf the server reads (its db_* keys and history_days).
@@ -78,6 +79,36 @@ static long do_poll(const char *name)
 	load_user(name, USER_LOCK_SHARED, &u);
 	user_free(&u);
 	return 0;
+}
+
+static int count_collection(void *ctx, const char *collection, size_t len,
+			    int64_t modified)
+{
+	(void)collection;
+	(void)len;
+	(void)modified;
+	(*(long *)ctx)++;
+	return 0;
+}
+
+/*
+ * A poll of an account the host has nothing of (its first request after a
+ * restart, or one the cache has forgotten): the user row, then the
+ * collections' stamps. Returns how many collections the answer names.
+ */
+static long do_cold_poll(const char *name)
+{
+	struct user u;
+	long n = 0;
+	int64_t valid_until;
+	load_user(name, USER_LOCK_SHARED, &u);
+	enum db_status st = db_storage_collection_stamps(u.id, now_centiseconds(),
+							 count_collection, &n,
+							 &valid_until);
+	user_free(&u);
+	if (st != DB_OK)
+		die("coldpoll", st);
+	return n;
 }
 
 static int count_record(void *ctx, const struct wbo_row *row)
@@ -235,10 +266,10 @@ static int cmp64(const void *a, const void *b)
 static long one_op(const struct job *j, long i, long mine)
 {
 	char name[64];
-	if (strcmp(j->mode, "poll") == 0) {
+	if (strcmp(j->mode, "poll") == 0 || strcmp(j->mode, "coldpoll") == 0) {
 		long u = (i * j->procs + j->index) % j->nusers;
 		snprintf(name, sizeof name, "%s%ld", j->prefix_or_user, u);
-		return do_poll(name);
+		return j->mode[0] == 'p' ? do_poll(name) : do_cold_poll(name);
 	}
 	if (strcmp(j->mode, "download") == 0)
 		return do_download(j->prefix_or_user, j->newer);
@@ -311,8 +342,8 @@ static int parse_args(int argc, char **argv, struct job *j)
 {
 	memset(j, 0, sizeof *j);
 	if (argc < 7) {
-		fprintf(stderr, "usage: dbceiling CONFIG poll|download|post SECONDS PROCS ARGS...\n"
-				"  poll SECONDS PROCS PREFIX NUSERS\n"
+		fprintf(stderr, "usage: dbceiling CONFIG poll|coldpoll|download|post SECONDS PROCS ARGS...\n"
+				"  poll|coldpoll SECONDS PROCS PREFIX NUSERS\n"
 				"  download SECONDS PROCS USER NEWER\n"
 				"  post SECONDS PROCS PREFIX NUSERS MAX_RECORDS\n");
 		return 2;

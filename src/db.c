@@ -27,6 +27,7 @@ struct cached_stmt {
 	char *sql;
 	MYSQL_STMT *stmt;
 	uint64_t last_used;
+	int64_t prepared_ms; /* monotonic_ms() when prepared */
 };
 
 /* Where one database is: the account database's keys, or a node's. */
@@ -535,14 +536,16 @@ static MYSQL_STMT *statement_for(const char *sql, enum db_status *st)
 	victim->sql = xstrdup(sql);
 	victim->stmt = stmt;
 	victim->last_used = ++use_counter;
+	victim->prepared_ms = monotonic_ms();
 	return stmt;
 }
 
-void db_forget(const char *sql)
+void db_replan_after(const char *sql, int64_t age_ms)
 {
+	int64_t now = monotonic_ms();
 	for (size_t i = 0; i < STMT_CACHE_SIZE; i++) {
 		struct cached_stmt *c = &cur->stmt_cache[i];
-		if (c->sql == NULL || strcmp(c->sql, sql) != 0)
+		if (c->sql == NULL || strcmp(c->sql, sql) != 0 || now - c->prepared_ms < age_ms)
 			continue;
 		if (c->stmt != NULL && cur->conn != NULL)
 			mysql_stmt_close(c->stmt);

@@ -124,11 +124,12 @@ enum db_status db_run(const char *sql, const struct db_param *params,
 		      uint64_t *affected);
 
 /*
- * Close sql's cached prepared statement, if any, so that the next db_run()
- * prepares it afresh. For a statement whose plan MariaDB must choose anew
- * for every execution (see db_storage.c, collection stamps).
+ * Close sql's cached prepared statement if it was prepared age_ms or more
+ * ago, so that the next db_run() prepares it afresh: MariaDB plans a
+ * prepared statement with the index statistics of the moment it was
+ * prepared (see db_storage.c, collection stamps).
  */
-void db_forget(const char *sql);
+void db_replan_after(const char *sql, int64_t age_ms);
 
 /* Run text without parameters (DDL, schema scripts). */
 enum db_status db_exec_text(const char *sql);

@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "db_history.h"
+#include "log.h"
 #include "util.h"
 
 enum storage_stmt {
@@ -70,25 +71,22 @@ static const char *const storage_sql[STORAGE_STMT__MAX] = {
 	/*
 	 * Newest live record per collection, in reads per collection rather
 	 * than per record: the GROUP BY (no aggregate) is a loose index scan,
-	 * one seek per collection, and each subquery walks by_modified from
+	 * one seek per collection, and the subquery walks by_modified from
 	 * the top until a record that has not expired. MAX(modified) with
 	 * the expires condition read every record of the user: 1 M records
-	 * took 0.4 s (bench/run scale). The outer subquery gives the
-	 * earliest expiry among each collection's newest records (the answer
-	 * holds until then, account_cache.h), found by equality on
-	 * by_modified: ORDER BY modified DESC, expires ASC cannot use the
-	 * key and sorted the whole collection (47 s for 5 M records).
-	 * Parameters: now, now, user_id.
+	 * took 0.4 s (bench/run scale). The subquery gives that record's
+	 * expiry too, as "modified,expires" (a scalar subquery has one
+	 * column): the collection's stamp holds at least until then, so the
+	 * answer may be kept until the earliest of them (account_cache.h).
+	 * Parameters: now, user_id.
 	 */
 	[STORAGE_COLLECTION_STAMPS] =
-		"SELECT t.collection, t.newest, (SELECT MIN(w.expires) FROM wbo w "
-		"WHERE w.user_id = t.user_id AND w.collection = t.collection "
-		"AND w.modified = t.newest AND w.expires > ?) AS newest_expires "
-		"FROM (SELECT c.user_id, c.collection, (SELECT w.modified FROM wbo w "
-		"WHERE w.user_id = c.user_id AND w.collection = c.collection "
-		"AND w.expires > ? ORDER BY w.modified DESC LIMIT 1) AS newest "
+		"SELECT c.collection, (SELECT CONCAT(w.modified, ',', w.expires) "
+		"FROM wbo w WHERE w.user_id = c.user_id "
+		"AND w.collection = c.collection AND w.expires > ? "
+		"ORDER BY w.modified DESC LIMIT 1) AS newest "
 		"FROM wbo c WHERE c.user_id = ? GROUP BY c.user_id, c.collection "
-		"HAVING newest IS NOT NULL) t",
+		"HAVING newest IS NOT NULL",
 	[STORAGE_COLLECTION_COUNTS] =
 		"SELECT collection, COUNT(*) FROM wbo "
 		"WHERE user_id = ? AND expires > ? GROUP BY collection",
@@ -188,33 +186,64 @@ struct stamps_ctx {
 	db_collection_fn fn;
 	void *ctx;
 	int64_t *valid_until;
+	bool malformed;
 };
+
+/* "modified,expires" as the stamps statement writes them. */
+static bool split_stamp(const char *s, size_t len, int64_t *modified, int64_t *expires)
+{
+	char text[48];
+	if (len >= sizeof text)
+		return false;
+	memcpy(text, s, len);
+	text[len] = '\0';
+	char *comma = strchr(text, ',');
+	if (comma == NULL)
+		return false;
+	*comma = '\0';
+	return parse_int64(text, 0, INT64_MAX, modified) == 0 &&
+	       parse_int64(comma + 1, 0, INT64_MAX, expires) == 0;
+}
 
 static int stamps_row(void *ctx, const struct db_value *row, size_t ncols)
 {
 	struct stamps_ctx *c = ctx;
+	int64_t modified, expires;
 	(void)ncols;
-	if (!row[2].is_null && row[2].i < *c->valid_until)
-		*c->valid_until = row[2].i;
-	return c->fn(c->ctx, row[0].s, row[0].len, row[1].i);
+	if (!split_stamp(row[1].s, row[1].len, &modified, &expires)) {
+		c->malformed = true;
+		return 1;
+	}
+	if (expires < *c->valid_until)
+		*c->valid_until = expires;
+	return c->fn(c->ctx, row[0].s, row[0].len, modified);
 }
+
+/*
+ * MariaDB 10.11 plans a prepared statement with the index statistics of
+ * the moment it was prepared: one prepared while the accounts were small
+ * went on reading every record of an account that grew to 900 000 (0.3 s
+ * a poll), where the same statement prepared afresh reads its newest few
+ * (0.2 ms; docs/performance.md, "Cold polls, session 19"). Preparing it
+ * for every poll cost the cold poll a round trip and a parse; preparing
+ * it again once it is a minute old bounds how long a stale plan lasts.
+ */
+#define STAMPS_REPLAN_MS 60000
 
 enum db_status db_storage_collection_stamps(int64_t user_id, int64_t now,
 					    db_collection_fn fn, void *ctx,
 					    int64_t *valid_until)
 {
-	struct stamps_ctx c = { fn, ctx, valid_until };
-	struct db_param p[] = { DB_INT(now), DB_INT(now), DB_INT(user_id) };
+	struct stamps_ctx c = { fn, ctx, valid_until, false };
+	struct db_param p[] = { DB_INT(now), DB_INT(user_id) };
 	*valid_until = INT64_MAX;
-	enum db_status st = db_run(storage_sql[STORAGE_COLLECTION_STAMPS], p, 3,
+	db_replan_after(storage_sql[STORAGE_COLLECTION_STAMPS], STAMPS_REPLAN_MS);
+	enum db_status st = db_run(storage_sql[STORAGE_COLLECTION_STAMPS], p, 2,
 				   stamps_row, &c, NULL);
-	/*
-	 * Prepared once per process, MariaDB 10.11 kept whichever plan the
-	 * first accounts (small ones) got: a 1 M-record account then read
-	 * every record (0.4 s) where a fresh statement needs 31 index reads
-	 * (bench/run scale). Preparing it each time costs one round trip.
-	 */
-	db_forget(storage_sql[STORAGE_COLLECTION_STAMPS]);
+	if (st == DB_OK && c.malformed) {
+		log_error("collection stamps: a row the statement cannot have made");
+		return DB_ERROR;
+	}
 	return st;
 }
 

@@ -188,11 +188,45 @@ bool shared_table_get_settled(const struct shared_table *t, uint64_t tag, int64_
 	}
 }
 
-/* The entry a put of tag writes: tag's own, an empty or expired one, or
- * the least recently used. */
+/* The way of set holding tag, or NULL: found through the hints, as
+ * shared_table_get finds it (a way's hint is set before its tag). */
+static word *way_with_tag(const struct shared_table *t, word *set, uint64_t tag)
+{
+	for (size_t w = 0; w < t->ways; w++) {
+		if (atomic_load_explicit(&set[w], memory_order_relaxed) != tag)
+			continue;
+		word *e = way_of(t, set, w);
+		if (atomic_load_explicit(&e[TAG], memory_order_relaxed) == tag)
+			return e;
+	}
+	return NULL;
+}
+
+/* An empty way of set, or NULL: one whose hint and tag are both 0 (a
+ * writer sets the hint first, so a way being filled has its hint). */
+static word *empty_way(const struct shared_table *t, word *set)
+{
+	for (size_t w = 0; w < t->ways; w++) {
+		if (atomic_load_explicit(&set[w], memory_order_relaxed) != 0)
+			continue;
+		word *e = way_of(t, set, w);
+		if (atomic_load_explicit(&e[TAG], memory_order_relaxed) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/*
+ * The entry a put of tag writes: tag's own, an empty one, or else an
+ * expired one or the least recently used. The first two are found
+ * through the hints (one or two cache lines): only a full set has each
+ * way's entry read, which on a host with room for its accounts is rare.
+ */
 static word *victim(const struct shared_table *t, uint64_t tag, int64_t now)
 {
-	word *set = set_of(t, tag), *best = NULL;
+	word *set = set_of(t, tag), *best = way_with_tag(t, set, tag);
+	if (best != NULL || (best = empty_way(t, set)) != NULL)
+		return best;
 	uint64_t best_used = UINT64_MAX;
 	for (size_t w = 0; w < t->ways; w++) {
 		word *e = way_of(t, set, w);
@@ -262,20 +296,6 @@ static void write_close(word *e, uint64_t s, uint64_t token)
 	atomic_compare_exchange_strong_explicit(&e[SEQ], &s, s + 1, memory_order_release,
 						memory_order_relaxed);
 	release(e, token);
-}
-
-/* The way of set holding tag, or NULL: found through the hints, as
- * shared_table_get finds it (a way's hint is set before its tag). */
-static word *way_with_tag(const struct shared_table *t, word *set, uint64_t tag)
-{
-	for (size_t w = 0; w < t->ways; w++) {
-		if (atomic_load_explicit(&set[w], memory_order_relaxed) != tag)
-			continue;
-		word *e = way_of(t, set, w);
-		if (atomic_load_explicit(&e[TAG], memory_order_relaxed) == tag)
-			return e;
-	}
-	return NULL;
 }
 
 /* Write the entry e, claimed with token, whole. */
