@@ -19,8 +19,10 @@ typedef int (*db_collection_fn)(void *ctx, const char *collection, size_t len,
 
 /*
  * Newest timestamp per collection of the unexpired records, and in
- * *valid_until the earliest expiry among those newest records (when the
- * answer may change without a write; INT64_MAX when none expires).
+ * *valid_until the earliest of the expiries of each collection's newest
+ * record (of one of them, when several share the stamp: the stamp holds
+ * at least that long). Until then the answer changes only by a write;
+ * INT64_MAX when the user has no records.
  */
 enum db_status db_storage_collection_stamps(int64_t user_id, int64_t now,
 					    db_collection_fn fn, void *ctx,

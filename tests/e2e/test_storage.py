@@ -175,6 +175,23 @@ def test_info_collections_follows_expiry_and_admin_changes_without_a_write():
         assert r.json() == {} and r.headers.get("X-Weave-Records") == "0", r
 
 
+def test_info_collections_keeps_a_batch_stamp_while_one_of_its_records_lives():
+    # A batch's records share its stamp: the collection keeps that stamp
+    # until the last of them expires, whichever the server looked at.
+    _, call = _u()
+    t_old = call("PUT", "storage/a/old", {"payload": "x"}).body.decode()
+    r = call("POST", "storage/a", [{"id": "short", "payload": "x", "ttl": 1},
+                                   {"id": "long", "payload": "x", "ttl": 3}])
+    t_batch = "%.2f" % r.json()["modified"]
+    assert call("GET", "info/collections").json()["a"] == float(t_batch)
+    time.sleep(1.6)
+    for _ in range(10):
+        assert "%.2f" % call("GET", "info/collections").json()["a"] == t_batch
+    time.sleep(2.0)
+    for _ in range(10):
+        assert "%.2f" % call("GET", "info/collections").json()["a"] == t_old
+
+
 def test_payload_limit_and_unicode():
     _, call = _u()
     big = "a" * 262144
