@@ -10,7 +10,10 @@
 /*
  * Two writers of one account that keep meeting (on Galera: two nodes whose
  * transactions fail certification against each other) would meet again
- * if both ran again at once: wait a few milliseconds, random, doubling.
+ * if both ran again at once: wait a few milliseconds, random, doubling up
+ * to 32-256 ms. A small write that InnoDB keeps choosing as the deadlock's
+ * victim (a DELETE of a few ids among uploads of many records to the same
+ * account) needs the later, longer pauses to find the account quiet.
  */
 static void pause_before_retry(int attempt)
 {
@@ -18,23 +21,28 @@ static void pause_before_retry(int attempt)
 	if (seed == 0)
 		seed = (unsigned int)getpid() ^ (unsigned int)now_centiseconds();
 	seed = seed * 1103515245u + 12345u;
-	int64_t ms = (int64_t)(1 + (seed >> 16) % 8) << attempt; /* up to 256 ms */
+	int doublings = attempt < 5 ? attempt : 5;
+	int64_t ms = (int64_t)(1 + (seed >> 16) % 8) << doublings; /* up to 256 ms */
 	sleep_micros(ms * 1000);
 }
 
 int txn_run(struct request *req, struct response *resp, txn_attempt_fn attempt,
 	    void *ctx)
 {
-	for (int n = 0; n < TXN_MAX_ATTEMPTS; n++) {
+	for (int n = 1;; n++) {
 		response_reset(resp);
 		int status = attempt(req, resp, ctx);
 		if (status != HANDLER_RETRY)
 			return status;
 		db_rollback();
+		if (n == TXN_MAX_ATTEMPTS)
+			break;
 		log_info("deadlock or lost database server; running the request "
-			 "again (attempt %d)", n + 2);
-		pause_before_retry(n);
+			 "again (attempt %d)", n + 1);
+		pause_before_retry(n - 1);
 	}
+	log_warn("deadlock or lost database server in each of %d attempts: "
+		 "answering 503", TXN_MAX_ATTEMPTS);
 	response_reset(resp);
 	return resp_error(resp, 503, WEAVE_ERR_NONE);
 }

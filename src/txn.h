@@ -21,7 +21,7 @@
 #include "request.h"
 #include "response.h"
 
-#define TXN_MAX_ATTEMPTS 6
+#define TXN_MAX_ATTEMPTS 10
 
 /*
  * One attempt: fills resp and returns its status, or HANDLER_RETRY with
