@@ -210,7 +210,7 @@ static int stamps_row(void *ctx, const struct db_value *row, size_t ncols)
 	struct stamps_ctx *c = ctx;
 	int64_t modified, expires;
 	(void)ncols;
-	if (!split_stamp(row[1].s, row[1].len, &modified, &expires)) {
+	if (row[1].is_null || !split_stamp(row[1].s, row[1].len, &modified, &expires)) {
 		c->malformed = true;
 		return 1;
 	}
