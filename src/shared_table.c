@@ -189,7 +189,8 @@ bool shared_table_get_settled(const struct shared_table *t, uint64_t tag, int64_
 }
 
 /* The way of set holding tag, or NULL: found through the hints, as
- * shared_table_get finds it (a way's hint is set before its tag). */
+ * shared_table_get finds it (a way's hint is set before its tag). With
+ * tag 0, an empty way: a way being filled already has its hint. */
 static word *way_with_tag(const struct shared_table *t, word *set, uint64_t tag)
 {
 	for (size_t w = 0; w < t->ways; w++) {
@@ -197,20 +198,6 @@ static word *way_with_tag(const struct shared_table *t, word *set, uint64_t tag)
 			continue;
 		word *e = way_of(t, set, w);
 		if (atomic_load_explicit(&e[TAG], memory_order_relaxed) == tag)
-			return e;
-	}
-	return NULL;
-}
-
-/* An empty way of set, or NULL: one whose hint and tag are both 0 (a
- * writer sets the hint first, so a way being filled has its hint). */
-static word *empty_way(const struct shared_table *t, word *set)
-{
-	for (size_t w = 0; w < t->ways; w++) {
-		if (atomic_load_explicit(&set[w], memory_order_relaxed) != 0)
-			continue;
-		word *e = way_of(t, set, w);
-		if (atomic_load_explicit(&e[TAG], memory_order_relaxed) == 0)
 			return e;
 	}
 	return NULL;
@@ -225,7 +212,7 @@ static word *empty_way(const struct shared_table *t, word *set)
 static word *victim(const struct shared_table *t, uint64_t tag, int64_t now)
 {
 	word *set = set_of(t, tag), *best = way_with_tag(t, set, tag);
-	if (best != NULL || (best = empty_way(t, set)) != NULL)
+	if (best != NULL || (best = way_with_tag(t, set, 0)) != NULL)
 		return best;
 	uint64_t best_used = UINT64_MAX;
 	for (size_t w = 0; w < t->ways; w++) {
