@@ -179,7 +179,7 @@ static void decode(struct entry *e, const char *username, struct user *out)
 	s[STRING_BYTES - 1] = '\0';
 	memset(out, 0, sizeof *out);
 	out->id = (int64_t)e->w[ID];
-	snprintf(out->username, sizeof out->username, "%s", username);
+	copy_string(out->username, sizeof out->username, username);
 	out->password_hash = xstrdup(""); /* not kept: matches no password */
 	if (e->w[FLAGS] & NODE) {
 		out->node = xstrdup(s);
@@ -191,6 +191,14 @@ static void decode(struct entry *e, const char *username, struct user *out)
 	out->quota_kb = (int64_t)e->w[QUOTA];
 	out->last_write = (int64_t)e->w[LAST_WRITE];
 	out->created = (int64_t)e->w[CREATED];
+}
+
+/* A copy of an entry holds the MACs that prove a password (fingerprint
+ * and verifier): they do not stay in this process's memory after use.
+ * The rest of the entry is what any reader of the row may see. */
+static void forget_secrets(struct entry *e)
+{
+	OPENSSL_cleanse(&e->w[FINGERPRINT], (size_t)(ANSWER_LAST_WRITE - FINGERPRINT) * 8);
 }
 
 /* May e's row answer a read at now? */
@@ -213,7 +221,7 @@ bool account_cache_login(const char *username, const char *password, size_t len,
 				      password, len, now);
 	if (hit)
 		decode(&e, username, out);
-	OPENSSL_cleanse(&e, sizeof e);
+	forget_secrets(&e);
 	return hit;
 }
 
@@ -313,9 +321,8 @@ bool account_cache_answer_get(const struct user *u, int64_t now, struct account_
 		   (int64_t)e->w[ANSWER_LAST_WRITE] == u->last_write &&
 		   now < (int64_t)e->w[ANSWER_VALID_UNTIL] && e->w[ANSWER_LEN] < BODY_BYTES;
 	change_board_count(hit ? BOARD_STAMP_HITS : BOARD_STAMP_MISSES);
-	/* Only the body is handed out: the verifier and fingerprint copied
-	 * with it do not stay in this process's memory. */
-	OPENSSL_cleanse(&e->w[FINGERPRINT], (size_t)(ANSWER_LAST_WRITE - FINGERPRINT) * 8);
+	/* Only the body is handed out. */
+	forget_secrets(e);
 	if (!hit)
 		return false;
 	char *body = (char *)&e->w[BODY];

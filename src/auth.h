@@ -61,6 +61,8 @@ void auth_email_to_username(const char *email, size_t len, char out[33]);
  */
 size_t auth_password_to_utf8(const char *in, size_t len, char *out);
 
+/* Wipe what auth_parse_basic() wrote into *c: each string up to its
+ * length and NUL (the rest it left zero). */
 void auth_credentials_wipe(struct credentials *c);
 
 #endif

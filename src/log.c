@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util.h"
+
 static const char *const level_names[LOG_LEVEL__MAX] = {
 	[LOG_LEVEL_ERROR] = "error",
 	[LOG_LEVEL_WARN] = "warn",
@@ -47,7 +49,7 @@ void log_set_request(unsigned long request_id, const char *user)
 	current_request = request_id;
 	current_user[0] = '\0';
 	if (user != NULL)
-		snprintf(current_user, sizeof current_user, "%s", user);
+		copy_string(current_user, sizeof current_user, user);
 }
 
 /* Copy text into out as one token: blanks and control bytes become '?'. */
@@ -69,7 +71,13 @@ void log_set_client(const char *address, const char *method, const char *uri)
 	copy_token(m, sizeof m, method ? method : "-", sizeof m - 1);
 	size_t len = uri != NULL ? strcspn(uri, "?") : 0;
 	copy_token(path, sizeof path, uri != NULL ? uri : "-", len > 0 ? len : 1);
-	snprintf(current_client, sizeof current_client, "%s %s", m, path);
+	/* "METHOD PATH", as snprintf would put it, without its machinery:
+	 * this runs for every request, logged or not. */
+	size_t at = copy_string(current_client, sizeof current_client, m);
+	if (at + 1 < sizeof current_client) {
+		current_client[at++] = ' ';
+		copy_string(current_client + at, sizeof current_client - at, path);
+	}
 }
 
 void log_clear_request(void)

@@ -188,8 +188,6 @@ static enum step parse_credentials(struct login *l)
 	log_debug("credentials found in %s", source);
 	if (!validate_username(l->cred.username, l->cred.username_len))
 		return refuse(l, "invalid user name");
-	throttle_login_subjects(l->req->cfg, l->cred.username,
-				request_client_address(l->req), &l->subjects);
 	return STEP_NEXT;
 }
 
@@ -241,6 +239,10 @@ static enum step load_account(struct login *l)
 	enum user_lock lock = !l->writes ? USER_LOCK_SHARED
 			      : l->req->lock_pending ? USER_LOCK_NONE
 						     : USER_LOCK_EXCLUSIVE;
+	/* Here, not with the credentials: a poll answered from a kept row
+	 * never reads the counters these name. */
+	throttle_login_subjects(l->req->cfg, l->cred.username,
+				request_client_address(l->req), &l->subjects);
 	st = db_user_get_login(l->cred.username, lock,
 			       &l->subjects, l->req->started / 100, l->user,
 			       &l->counters, shared_credential_wanted() ? &l->verifier : NULL);

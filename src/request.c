@@ -39,8 +39,10 @@ const char *request_env(const struct request *req, const char *name)
 	size_t len = strlen(name);
 	if (req->env == NULL)
 		return NULL;
+	/* The first byte first: a request asks a dozen names of some thirty
+	 * variables, and strncmp's call was most of a warm poll's lookups. */
 	for (char **e = req->env; *e != NULL; e++)
-		if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+		if ((*e)[0] == name[0] && strncmp(*e, name, len) == 0 && (*e)[len] == '=')
 			return *e + len + 1;
 	return NULL;
 }

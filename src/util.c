@@ -132,12 +132,32 @@ int parse_timestamp(const char *s, int64_t *centiseconds)
 	return 0;
 }
 
+/* Every answer carries one or more timestamps: written by hand, as
+ * snprintf's format machinery was a tenth of a warm poll's instructions. */
 void format_timestamp(int64_t centiseconds, char *out, size_t outlen)
 {
-	if (centiseconds < 0)
-		centiseconds = 0;
-	snprintf(out, outlen, "%" PRId64 ".%02" PRId64, centiseconds / 100,
-		 centiseconds % 100);
+	char text[24]; /* 19 digits of seconds, ".", 2 digits, NUL */
+	uint64_t v = centiseconds < 0 ? 0 : (uint64_t)centiseconds;
+	size_t at = sizeof text - 1;
+	text[at] = '\0';
+	text[--at] = (char)('0' + v % 10);
+	text[--at] = (char)('0' + v / 10 % 10);
+	text[--at] = '.';
+	v /= 100;
+	do
+		text[--at] = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	copy_string(out, outlen, text + at);
+}
+
+size_t copy_string(char *out, size_t cap, const char *s)
+{
+	if (cap == 0)
+		return 0;
+	size_t len = strnlen(s, cap - 1);
+	memcpy(out, s, len);
+	out[len] = '\0';
+	return len;
 }
 
 /* A clock's reading in units of 1/per_second s (per_second <= 10^9). */

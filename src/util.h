@@ -36,6 +36,10 @@ int parse_timestamp(const char *s, int64_t *centiseconds);
 /* Write centiseconds as "<seconds>.<2 digits>" into out (>= 24 bytes). */
 void format_timestamp(int64_t centiseconds, char *out, size_t outlen);
 
+/* snprintf(out, cap, "%s", s) without the format machinery: copies what
+ * fits, always ends out with a NUL when cap > 0, returns what it copied. */
+size_t copy_string(char *out, size_t cap, const char *s);
+
 /* Wall-clock time now, in centiseconds since the epoch. */
 int64_t now_centiseconds(void);
 

@@ -202,6 +202,26 @@ START_TEST(test_timestamp_format)
 }
 END_TEST
 
+START_TEST(test_copy_string)
+{
+	char out[6];
+	memset(out, 'x', sizeof out);
+	ck_assert_uint_eq(copy_string(out, sizeof out, "abc"), 3);
+	ck_assert_str_eq(out, "abc");
+	ck_assert_uint_eq(copy_string(out, sizeof out, "abcde"), 5); /* exactly fits */
+	ck_assert_str_eq(out, "abcde");
+	ck_assert_uint_eq(copy_string(out, sizeof out, "abcdefgh"), 5); /* cut */
+	ck_assert_str_eq(out, "abcde");
+	ck_assert_uint_eq(copy_string(out, sizeof out, ""), 0);
+	ck_assert_str_eq(out, "");
+	ck_assert_uint_eq(copy_string(out, 1, "abc"), 0);
+	ck_assert_str_eq(out, "");
+	out[0] = 'x';
+	ck_assert_uint_eq(copy_string(out, 0, "abc"), 0); /* no room: untouched */
+	ck_assert_int_eq(out[0], 'x');
+}
+END_TEST
+
 START_TEST(test_now_centiseconds)
 {
 	int64_t a = now_centiseconds();
@@ -483,6 +503,7 @@ Suite *util_suite(void)
 	tcase_add_test(tc, test_timestamp_rounding);
 	tcase_add_test(tc, test_timestamp_rejects);
 	tcase_add_test(tc, test_timestamp_format);
+	tcase_add_test(tc, test_copy_string);
 	tcase_add_test(tc, test_now_centiseconds);
 	suite_add_tcase(s, tc);
 
