@@ -46,6 +46,14 @@ void resp_header(struct response *resp, const char *name, const char *fmt, ...)
 	buf_puts(&resp->headers, "\r\n");
 }
 
+void resp_header_int(struct response *resp, const char *name, int64_t value)
+{
+	buf_puts(&resp->headers, name);
+	buf_puts(&resp->headers, ": ");
+	buf_put_int(&resp->headers, value);
+	buf_puts(&resp->headers, "\r\n");
+}
+
 void response_set_timestamp(struct response *resp, int64_t centiseconds)
 {
 	resp->timestamp = centiseconds;

@@ -63,6 +63,10 @@ void response_free(struct response *resp);
 void resp_header(struct response *resp, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* resp_header(resp, name, "%lld", value), without printf's machinery:
+ * a warm poll's one formatted header. */
+void resp_header_int(struct response *resp, const char *name, int64_t value);
+
 void response_set_timestamp(struct response *resp, int64_t centiseconds);
 
 /* 200 with a JSON body already serialised. */

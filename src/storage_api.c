@@ -80,7 +80,7 @@ static int send_collections(struct request *req, struct response *resp,
 	if (a->newest > req->timestamp)
 		req->timestamp = a->newest;
 	if (with_records)
-		resp_header(resp, "X-Weave-Records", "%lld", (long long)a->rows);
+		resp_header_int(resp, "X-Weave-Records", a->rows);
 	resp_json(resp, a->body, a->len);
 	return 200;
 }
@@ -310,7 +310,7 @@ int storage_get_collection(struct request *req, struct response *resp)
 	}
 	resp->status = 200;
 	resp->content_type = output_content_type(fmt);
-	resp_header(resp, "X-Weave-Records", "%zu", l.out.count);
+	resp_header_int(resp, "X-Weave-Records", (int64_t)l.out.count);
 	if (l.newest > req->timestamp)
 		req->timestamp = l.newest;
 	return 200;

@@ -49,6 +49,7 @@ START_TEST(test_response_head_bytes)
 	resp.timestamp = 179650749900;
 	resp.backoff = 5;
 	resp_header(&resp, "X-Weave-Records", "%d", 0);
+	resp_header_int(&resp, "X-Count", -1234567890123);
 	ck_assert_int_eq(response_send(&resp, capture, &out, 0), 0);
 	ck_assert_str_eq(out.data, "Status: 200 OK\r\n"
 				   "Content-Type: application/json\r\n"
@@ -56,6 +57,7 @@ START_TEST(test_response_head_bytes)
 				   "X-Weave-Timestamp: 1796507499.00\r\n"
 				   "X-Weave-Backoff: 5\r\n"
 				   "X-Weave-Records: 0\r\n"
+				   "X-Count: -1234567890123\r\n"
 				   "\r\n{}");
 	/* HEAD: the same head, no body; no backoff, no line for it. */
 	buf_reset(&out);
@@ -66,6 +68,7 @@ START_TEST(test_response_head_bytes)
 				   "Content-Length: 2\r\n"
 				   "X-Weave-Timestamp: 1796507499.00\r\n"
 				   "X-Weave-Records: 0\r\n"
+				   "X-Count: -1234567890123\r\n"
 				   "\r\n");
 	buf_free(&out);
 	response_free(&resp);
