@@ -175,7 +175,7 @@ enum auth_parse_status auth_parse_basic(const char *header,
 	st = AUTH_PARSE_OK;
 done:
 	/* Only what was written: cleansing all 2 KiB, and all of *out below,
-	 * was a tenth of a warm poll's instructions. */
+	 * was some 2 700 instructions of every login. */
 	OPENSSL_cleanse(decoded, written);
 	if (st != AUTH_PARSE_OK)
 		auth_credentials_wipe(out);

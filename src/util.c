@@ -133,10 +133,10 @@ int parse_timestamp(const char *s, int64_t *centiseconds)
 }
 
 /* Every answer carries one or more timestamps: written by hand, as
- * snprintf's format machinery was a tenth of a warm poll's instructions. */
+ * snprintf's format machinery cost some 1 300 instructions each. */
 void format_timestamp(int64_t centiseconds, char *out, size_t outlen)
 {
-	char text[24]; /* 19 digits of seconds, ".", 2 digits, NUL */
+	char text[24]; /* up to 17 digits of seconds, ".", 2 digits, NUL */
 	uint64_t v = centiseconds < 0 ? 0 : (uint64_t)centiseconds;
 	size_t at = sizeof text - 1;
 	text[at] = '\0';
