@@ -115,7 +115,8 @@ void account_cache_put(const struct account_probe *probe, const struct user *u,
 
 /* An info/collections answer. */
 struct account_answer {
-	const char *body; /* the JSON object; from _get, valid until the next _get */
+	const char *body; /* the JSON object; from _get, valid until the next _get
+			   * or account_cache_login */
 	size_t len;
 	int64_t newest;   /* the largest timestamp in it (centiseconds) */
 	int64_t rows;     /* collections in it (X-Weave-Records) */

@@ -472,6 +472,60 @@ START_TEST(test_answer_follows_last_write)
 }
 END_TEST
 
+/*
+ * A poll answered from a kept row reads the shared entry once: the
+ * answer comes from the copy its login answered from, used once, still
+ * checked against the row, and dropped by a read that loads its row.
+ */
+START_TEST(test_answer_from_the_logins_copy)
+{
+	make_dir();
+	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), 0);
+	account_cache_init(30, 86400);
+	struct user row, got, other;
+	struct account_probe probe;
+	struct account_answer a = { "{\"tabs\":1.5}", 12, 150, 1 },
+			      b = { "{\"tabs\":2.5}", 12, 250, 1 }, out;
+	int64_t now = now_centiseconds();
+	fill(&row, 41, "erin", "$h");
+	fill(&other, 42, "enid", "$h");
+	account_cache_credential_put(&row, "pw", 2, now / 100);
+	account_cache_probe("erin", &probe);
+	account_cache_put(&probe, &row, now / 100);
+	account_cache_answer_put(&row, now + 1000, &a);
+
+	/* The login's copy holds a; the shared entry now holds b. */
+	ck_assert(account_cache_login("erin", "pw", 2, now / 100, &got));
+	account_cache_answer_put(&row, now + 1000, &b);
+	ck_assert(account_cache_answer_get(&got, now, &out));
+	ck_assert_str_eq(out.body, a.body);
+	ck_assert(account_cache_answer_get(&got, now, &out)); /* once */
+	ck_assert_str_eq(out.body, b.body);
+	user_free(&got);
+
+	/* Still checked against the row: a later last_write misses. */
+	ck_assert(account_cache_login("erin", "pw", 2, now / 100, &got));
+	got.last_write++;
+	ck_assert(!account_cache_answer_get(&got, now, &out));
+	user_free(&got);
+
+	/* Another account's request, or one whose row was read from the
+	 * database, does not use it. */
+	ck_assert(account_cache_login("erin", "pw", 2, now / 100, &got));
+	ck_assert(!account_cache_answer_get(&other, now, &out));
+	user_free(&got);
+	ck_assert(account_cache_login("erin", "pw", 2, now / 100, &got));
+	account_cache_answer_put(&row, now + 1000, &a);
+	account_cache_probe("erin", &probe);
+	ck_assert(account_cache_answer_get(&row, now, &out));
+	ck_assert_str_eq(out.body, a.body);
+	user_free(&got);
+	user_free(&row);
+	user_free(&other);
+	remove_dir();
+}
+END_TEST
+
 /* The key and MACs are those docs/security.md and tests/e2e compute:
  * values from tests' own /usr/bin/python3 hmac code (HKDF-SHA256). */
 START_TEST(test_cache_key_known_answers)
@@ -697,6 +751,7 @@ Suite *account_cache_suite(void)
 	tcase_add_test(tc, test_credential_follows_the_password);
 	tcase_add_test(tc, test_a_claim_finds_a_credential_stamped_as_a_second_began);
 	tcase_add_test(tc, test_answer_follows_last_write);
+	tcase_add_test(tc, test_answer_from_the_logins_copy);
 	tcase_add_test(tc, test_cache_key_known_answers);
 	tcase_add_test(tc, test_shared_verifier_known_answers);
 	tcase_add_test(tc, test_name_tag_known_answer);
