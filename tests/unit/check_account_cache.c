@@ -42,6 +42,45 @@ static void remove_dir(void)
 	rmdir(dir);
 }
 
+/* Resident kB of this process's mapping of file (from /proc/self/smaps),
+ * -1 if it has none. */
+static long mapped_kb(const char *file)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	long kb = -1;
+	bool in_file = false;
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof line, f) != NULL) {
+		unsigned long from, to;
+		size_t n = strcspn(line, "\n");
+		line[n] = '\0';
+		if (sscanf(line, "%lx-%lx", &from, &to) == 2) { /* a mapping's first line */
+			in_file = n >= strlen(file) && strcmp(line + n - strlen(file), file) == 0;
+			continue;
+		}
+		if (in_file && sscanf(line, "Rss: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+/* The board is mapped whole when opened (MAP_POPULATE): a process new to
+ * a busy host pays no page fault per account it first serves. */
+START_TEST(test_the_board_is_mapped_whole_when_opened)
+{
+	struct stat st;
+	make_dir();
+	ck_assert_int_eq(change_board_open(path, true, err, sizeof err), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	long kb = mapped_kb(path);
+	ck_assert_msg(kb >= st.st_size / 1024 * 9 / 10, "%ld of %lld kB mapped", kb,
+		      (long long)st.st_size / 1024);
+	remove_dir();
+}
+END_TEST
+
 START_TEST(test_path_from_config)
 {
 	struct config cfg;
@@ -743,6 +782,7 @@ Suite *account_cache_suite(void)
 	Suite *s = suite_create("account_cache");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, test_path_from_config);
+	tcase_add_test(tc, test_the_board_is_mapped_whole_when_opened);
 	tcase_add_test(tc, test_absent_board_is_safe);
 	tcase_add_test(tc, test_bumps_and_failures);
 	tcase_add_test(tc, test_unsafe_files_are_refused);
