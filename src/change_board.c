@@ -221,11 +221,12 @@ int change_board_open(const char *path, bool create, char *err, size_t cap)
 		return refuse(err, cap, fd, path, "unexpected size (another version?)");
 	/*
 	 * Mapped whole now (MAP_POPULATE), not page by page as requests
-	 * first touch accounts: on a virtual machine a page fault cost
-	 * 18-166 us (docs/performance.md), against 4 ms for all 35 MiB at
-	 * once. A process new to a host of 10 000 accounts otherwise paid a
-	 * fault for most of its first polls. Best effort: the kernel maps
-	 * what it can, and anything it could not faults in as before.
+	 * first touch accounts: on a virtual machine one page fault can
+	 * cost more than a whole warm poll, and mapping all of the file at
+	 * once a few milliseconds (docs/performance.md). A process new to a
+	 * host of 10 000 accounts otherwise paid a fault for most of its
+	 * first polls. Best effort: the kernel maps what it can, and
+	 * anything it could not faults in as before.
 	 */
 	void *map = mmap(NULL, sizeof *board, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
 			 fd, 0);
